@@ -1,0 +1,207 @@
+"""The accelerator catalog the project owns.
+
+Every accelerator `type` a stack may name is looked up here; unknown types are
+configuration errors. GPU entries record what the NVIDIA DRA driver publishes in
+its ResourceSlices (``productName``, ``architecture``, ``brand``,
+``cudaComputeCapability`` and the NVML total memory, which is *not* the
+marketing figure: an H100 80GB publishes 81559Mi). Machine/instance shapes
+record how many devices each machine carries, so a pool's ``accelerator.count``
+can be checked, and the simulator can build nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Family = Literal["gpu", "tpu"]
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One NVIDIA GPU model, as the DRA driver describes it."""
+
+    type: str  # accelerator type name used in stack config (GKE's names where GKE has it)
+    product_name: str  # NVML product name, the driver's `productName` attribute
+    memory_gib: int  # marketed memory
+    published_memory_mib: int  # NVML total memory, the driver's `memory` capacity
+    architecture: str
+    cuda_compute_capability: str  # semver, as the driver publishes it
+    brand: str = "Nvidia"
+    mig_profiles: tuple[str, ...] = ()
+    clouds: tuple[str, ...] = ("gke", "eks")
+
+    family: Family = field(default="gpu", init=False)
+
+
+@dataclass(frozen=True)
+class TpuModel:
+    """One TPU generation, as GKE names it."""
+
+    type: str  # GKE accelerator label value, e.g. tpu-v6e-slice
+    generation: str  # v5e, v5p, v6e
+    hbm_gib_per_chip: int
+    clouds: tuple[str, ...] = ("gke",)
+
+    family: Family = field(default="tpu", init=False)
+
+
+@dataclass(frozen=True)
+class MachineShape:
+    """A machine (GKE machine type or EC2 instance type) with fixed accelerators."""
+
+    name: str
+    accelerator: str  # catalog type
+    count: int
+    cloud: Literal["gke", "eks"]
+    topology: str | None = None  # TPU single-host topology
+
+
+GPUS: dict[str, GpuModel] = {
+    g.type: g
+    for g in (
+        GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia"),
+        GpuModel("nvidia-l4", "NVIDIA L4", 24, 23034, "Ada Lovelace", "8.9.0"),
+        GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", clouds=("eks",)),
+        GpuModel("nvidia-l40s", "NVIDIA L40S", 48, 46068, "Ada Lovelace", "8.9.0", clouds=("eks",)),
+        GpuModel(
+            "nvidia-tesla-a100",
+            "NVIDIA A100-SXM4-40GB",
+            40,
+            40960,
+            "Ampere",
+            "8.0.0",
+            mig_profiles=("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+        ),
+        GpuModel(
+            "nvidia-a100-80gb",
+            "NVIDIA A100-SXM4-80GB",
+            80,
+            81920,
+            "Ampere",
+            "8.0.0",
+            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+        ),
+        GpuModel(
+            "nvidia-h100-80gb",
+            "NVIDIA H100 80GB HBM3",
+            80,
+            81559,
+            "Hopper",
+            "9.0.0",
+            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+        ),
+        GpuModel(
+            "nvidia-h200-141gb",
+            "NVIDIA H200",
+            141,
+            143771,
+            "Hopper",
+            "9.0.0",
+            mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+        ),
+        GpuModel("nvidia-b200", "NVIDIA B200", 180, 183359, "Blackwell", "10.0.0"),
+    )
+}
+
+TPUS: dict[str, TpuModel] = {
+    t.type: t
+    for t in (
+        TpuModel("tpu-v5-lite-podslice", "v5e", 16),
+        TpuModel("tpu-v5p-slice", "v5p", 95),
+        TpuModel("tpu-v6e-slice", "v6e", 32),
+    )
+}
+
+
+def _shapes(*shapes: MachineShape) -> dict[str, MachineShape]:
+    return {s.name: s for s in shapes}
+
+
+GKE_MACHINES: dict[str, MachineShape] = _shapes(
+    MachineShape("a2-highgpu-1g", "nvidia-tesla-a100", 1, "gke"),
+    MachineShape("a2-highgpu-2g", "nvidia-tesla-a100", 2, "gke"),
+    MachineShape("a2-highgpu-4g", "nvidia-tesla-a100", 4, "gke"),
+    MachineShape("a2-highgpu-8g", "nvidia-tesla-a100", 8, "gke"),
+    MachineShape("a2-megagpu-16g", "nvidia-tesla-a100", 16, "gke"),
+    MachineShape("a2-ultragpu-1g", "nvidia-a100-80gb", 1, "gke"),
+    MachineShape("a2-ultragpu-2g", "nvidia-a100-80gb", 2, "gke"),
+    MachineShape("a2-ultragpu-4g", "nvidia-a100-80gb", 4, "gke"),
+    MachineShape("a2-ultragpu-8g", "nvidia-a100-80gb", 8, "gke"),
+    MachineShape("a3-highgpu-1g", "nvidia-h100-80gb", 1, "gke"),
+    MachineShape("a3-highgpu-2g", "nvidia-h100-80gb", 2, "gke"),
+    MachineShape("a3-highgpu-4g", "nvidia-h100-80gb", 4, "gke"),
+    MachineShape("a3-highgpu-8g", "nvidia-h100-80gb", 8, "gke"),
+    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke"),
+    MachineShape("a4-highgpu-8g", "nvidia-b200", 8, "gke"),
+    MachineShape("g2-standard-4", "nvidia-l4", 1, "gke"),
+    MachineShape("g2-standard-8", "nvidia-l4", 1, "gke"),
+    MachineShape("g2-standard-12", "nvidia-l4", 1, "gke"),
+    MachineShape("g2-standard-16", "nvidia-l4", 1, "gke"),
+    MachineShape("g2-standard-24", "nvidia-l4", 2, "gke"),
+    MachineShape("g2-standard-32", "nvidia-l4", 1, "gke"),
+    MachineShape("g2-standard-48", "nvidia-l4", 4, "gke"),
+    MachineShape("g2-standard-96", "nvidia-l4", 8, "gke"),
+    MachineShape("ct5lp-hightpu-1t", "tpu-v5-lite-podslice", 1, "gke", "1x1"),
+    MachineShape("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", 4, "gke", "2x2"),
+    MachineShape("ct5lp-hightpu-8t", "tpu-v5-lite-podslice", 8, "gke", "2x4"),
+    MachineShape("ct5p-hightpu-4t", "tpu-v5p-slice", 4, "gke", "2x2x1"),
+    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1"),
+    MachineShape("ct6e-standard-4t", "tpu-v6e-slice", 4, "gke", "2x2"),
+    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4"),
+)
+
+# T4 attaches to general-purpose N1 machines in counts of 1, 2 or 4.
+ATTACHABLE_GPUS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "n1-": ("nvidia-tesla-t4", (1, 2, 4)),
+}
+
+EKS_INSTANCES: dict[str, MachineShape] = _shapes(
+    MachineShape("g4dn.xlarge", "nvidia-tesla-t4", 1, "eks"),
+    MachineShape("g4dn.2xlarge", "nvidia-tesla-t4", 1, "eks"),
+    MachineShape("g4dn.12xlarge", "nvidia-tesla-t4", 4, "eks"),
+    MachineShape("g5.xlarge", "nvidia-a10g", 1, "eks"),
+    MachineShape("g5.2xlarge", "nvidia-a10g", 1, "eks"),
+    MachineShape("g5.4xlarge", "nvidia-a10g", 1, "eks"),
+    MachineShape("g5.12xlarge", "nvidia-a10g", 4, "eks"),
+    MachineShape("g5.24xlarge", "nvidia-a10g", 4, "eks"),
+    MachineShape("g5.48xlarge", "nvidia-a10g", 8, "eks"),
+    MachineShape("g6.xlarge", "nvidia-l4", 1, "eks"),
+    MachineShape("g6.2xlarge", "nvidia-l4", 1, "eks"),
+    MachineShape("g6.12xlarge", "nvidia-l4", 4, "eks"),
+    MachineShape("g6.48xlarge", "nvidia-l4", 8, "eks"),
+    MachineShape("g6e.xlarge", "nvidia-l40s", 1, "eks"),
+    MachineShape("g6e.2xlarge", "nvidia-l40s", 1, "eks"),
+    MachineShape("g6e.12xlarge", "nvidia-l40s", 4, "eks"),
+    MachineShape("g6e.48xlarge", "nvidia-l40s", 8, "eks"),
+    MachineShape("p4d.24xlarge", "nvidia-tesla-a100", 8, "eks"),
+    MachineShape("p4de.24xlarge", "nvidia-a100-80gb", 8, "eks"),
+    MachineShape("p5.48xlarge", "nvidia-h100-80gb", 8, "eks"),
+    MachineShape("p5e.48xlarge", "nvidia-h200-141gb", 8, "eks"),
+    MachineShape("p6-b200.48xlarge", "nvidia-b200", 8, "eks"),
+)
+
+
+def accelerator(type_: str) -> GpuModel | TpuModel | None:
+    """The catalog entry for an accelerator type, or None when unknown."""
+    return GPUS.get(type_) or TPUS.get(type_)
+
+
+def known_accelerator_types() -> list[str]:
+    return sorted([*GPUS, *TPUS])
+
+
+def gke_machine_shape(machine_type: str) -> MachineShape | None:
+    return GKE_MACHINES.get(machine_type)
+
+
+def gke_attachable(machine_type: str) -> tuple[str, tuple[int, ...]] | None:
+    """(GPU type, allowed counts) for machine families that take attached GPUs."""
+    for prefix, spec in ATTACHABLE_GPUS.items():
+        if machine_type.startswith(prefix):
+            return spec
+    return None
+
+
+def eks_instance_shape(instance_type: str) -> MachineShape | None:
+    return EKS_INSTANCES.get(instance_type)

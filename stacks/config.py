@@ -1,0 +1,435 @@
+"""The stack configuration model: the project's user interface.
+
+Config lives in ``Pulumi.<stack>.yaml`` under the ``gpu-fungibility:`` namespace
+and is parsed once, by :mod:`stacks.loader`, into these models. Field names are
+snake_case in Python and camelCase in YAML (``node_pools`` <-> ``nodePools``).
+Every default lives here, on the field. Rules that span fields live in
+:mod:`stacks.rules` and run from :class:`StackConfig`'s model validator.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from stacks import catalog
+
+Cloud = Literal["gke", "eks"]
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+MIN_KUBERNETES_VERSION = (1, 34)
+MAX_FIRST_AVAILABLE = 8  # DRA's limit on firstAvailable subrequests
+
+#: vLLM images used when a workload sets no ``image``: pinned tags, never ``latest``.
+DEFAULT_GPU_IMAGE = "vllm/vllm-openai:v0.11.0"
+DEFAULT_TPU_IMAGE = "vllm/vllm-tpu:v0.19.0"
+
+# RFC 1123 label: what Kubernetes and both clouds accept for names we derive objects from.
+DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+NAME_RULE = "lowercase letters, digits and '-', starting with a letter, at most 40 characters"
+
+Name = Annotated[str, Field(pattern=DNS_LABEL.pattern)]
+
+
+class Model(BaseModel):
+    """Base for every config model: camelCase keys, unknown keys refused, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        validate_default=True,
+    )
+
+
+class ControlPlaneAccess(Model):
+    """Who may reach the Kubernetes API.
+
+    Private by default. ``publicEndpoint: true`` needs ``authorizedNetworks``
+    (GKE master authorized networks / EKS ``publicAccessCidrs``).
+    """
+
+    public_endpoint: bool = False
+    authorized_networks: list[str] = []
+
+    @field_validator("authorized_networks")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR block such as 203.0.113.0/24 ({exc})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _public_needs_allow_list(self) -> ControlPlaneAccess:
+        if self.public_endpoint and not self.authorized_networks:
+            raise ValueError(
+                "publicEndpoint: true needs authorizedNetworks (the CIDR blocks allowed to reach the API); "
+                "an open control plane is never the default"
+            )
+        return self
+
+
+class NetworkConfig(Model):
+    """The cluster network. A new VPC is built unless existing subnets are named.
+
+    ``cidr``: the VPC (EKS) or node subnet (GKE) range. ``existingSubnetIds``
+    (EKS) or ``existingSubnetwork`` (GKE) reuse a network you manage.
+    """
+
+    cidr: str = "10.0.0.0/16"
+    existing_subnet_ids: list[str] = []
+    existing_network: str | None = None
+    existing_subnetwork: str | None = None
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            net = ipaddress.ip_network(value, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not a CIDR block such as 10.0.0.0/16 ({exc})") from None
+        if net.prefixlen > 20:
+            raise ValueError(f"{value} is too small for a cluster; use a /20 or larger")
+        return value
+
+
+class SystemPool(Model):
+    """A small CPU pool for controllers (DRA controller, autoscaler, DNS)."""
+
+    machine_type: str = "e2-standard-4"  # GKE
+    instance_types: list[str] = ["m6i.large"]  # EKS
+    min: int = Field(default=1, ge=1)
+    max: int = Field(default=3, ge=1)
+    disk_size_gb: int = Field(default=100, ge=20)
+
+    @model_validator(mode="after")
+    def _min_max(self) -> SystemPool:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+
+class ClusterConfig(Model):
+    cloud: Cloud
+    name: Name
+    location: str = Field(min_length=1)
+    zones: list[str] = Field(min_length=1)
+    kubernetes_version: str = "1.34"
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"] = "REGULAR"
+    private_nodes: bool = True
+    control_plane: ControlPlaneAccess = ControlPlaneAccess()
+    network: NetworkConfig = NetworkConfig()
+    system_pool: SystemPool = SystemPool()
+    deletion_protection: bool = True
+    labels: dict[str, str] = {}
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        match = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?(-gke\.\d+)?", value)
+        if not match:
+            raise ValueError(f"{value!r} is not a Kubernetes version such as \"1.34\"")
+        if (int(match.group(1)), int(match.group(2))) < MIN_KUBERNETES_VERSION:
+            raise ValueError(
+                f"{value} is too old: DRA (resource.k8s.io/v1) needs Kubernetes 1.34 or later"
+            )
+        return value
+
+    @property
+    def minor_version(self) -> str:
+        """``"1.34"`` for ``"1.34.1-gke.100"``."""
+        return ".".join(self.kubernetes_version.split("-")[0].split(".")[:2])
+
+
+class Accelerator(Model):
+    """What each node of a pool carries.
+
+    ``type`` is a catalog name (``nvidia-a100-80gb``, ``tpu-v6e-slice``, ...);
+    ``count`` devices per node. ``topology`` is for TPU slices (defaults to the
+    machine's single-host topology).
+    """
+
+    type: str
+    count: int = Field(default=1, ge=1, le=16)
+    topology: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if catalog.accelerator(value) is None:
+            raise ValueError(
+                f"unknown accelerator type {value!r}; known: {', '.join(catalog.known_accelerator_types())}"
+            )
+        return value
+
+    @property
+    def model(self) -> catalog.GpuModel | catalog.TpuModel:
+        found = catalog.accelerator(self.type)
+        assert found is not None  # checked by the field validator
+        return found
+
+    @property
+    def family(self) -> catalog.Family:
+        return self.model.family
+
+
+class Taint(Model):
+    key: str = Field(min_length=1)
+    value: str = ""
+    effect: TaintEffect = "NoSchedule"
+
+
+class Autoscaling(Model):
+    min: int = Field(default=0, ge=0)
+    max: int = Field(default=1, ge=1)
+
+    @field_validator("max")
+    @classmethod
+    def _min_max(cls, value: int, info: ValidationInfo) -> int:
+        low = info.data.get("min")
+        if low is not None and value < low:
+            raise ValueError(f"{value} is below min ({low}); max must be >= min")
+        return value
+
+
+class NodePool(Model):
+    """One accelerator pool (GKE node pool / EKS managed node group).
+
+    ``dra: true`` (default) wires the pool for DRA: the DRA kubelet plugin runs
+    there and the device plugin never does. ``dra: false`` makes a classic
+    device-plugin GPU pool. ``spot`` defaults to true; an on-demand pool should
+    say so with ``onDemandFallback: true``.
+    """
+
+    machine_type: str | None = None  # GKE
+    instance_types: list[str] | None = None  # EKS
+    accelerator: Accelerator
+    spot: bool = True
+    on_demand_fallback: bool = False
+    dra: bool = True
+    autoscaling: Autoscaling = Autoscaling()
+    disk_size_gb: int = Field(default=200, ge=50)
+    zones: list[str] | None = None
+    labels: dict[str, str] = {}
+    taints: list[Taint] = []
+
+    @property
+    def family(self) -> catalog.Family:
+        return self.accelerator.family
+
+
+class ActiveMigration(Model):
+    optimize_rule_priority: bool = False
+
+
+class ComputeClass(Model):
+    """An ordered fallback list of pools (most preferred first).
+
+    On GKE it becomes a ComputeClass; on EKS the Cluster Autoscaler's priority
+    expander order. Each pool also becomes one ``firstAvailable`` alternative
+    of the workloads' claims, in the same order.
+    """
+
+    pools: list[str] = Field(min_length=1)
+    consolidation_delay_minutes: int | None = Field(default=None, ge=0)
+    when_unsatisfiable: Literal["ScaleUpAnyway", "DoNotScaleUp"] | None = None
+    active_migration: ActiveMigration | None = None
+
+
+class ServiceConfig(Model):
+    """How a workload is exposed. Cluster-internal unless said otherwise.
+
+    ``type: LoadBalancer`` gets an *internal* load balancer; ``public: true``
+    (with LoadBalancer) is the only way to get an internet-facing one.
+    """
+
+    type: Literal["ClusterIP", "LoadBalancer"] = "ClusterIP"
+    public: bool = False
+    port: int = Field(default=8000, ge=1, le=65535)
+
+    @model_validator(mode="after")
+    def _public_needs_lb(self) -> ServiceConfig:
+        if self.public and self.type != "LoadBalancer":
+            raise ValueError("public: true only applies to type: LoadBalancer")
+        return self
+
+
+class MigSlice(Model):
+    """One MIG slice of a MIG workload: a request and the container bound to it."""
+
+    name: Name
+    profile: str
+    model: str
+    port: int = Field(ge=1, le=65535)
+    extra_args: list[str] = []
+
+
+class Workload(Model):
+    """A vLLM Deployment whose pods claim accelerators through DRA.
+
+    Placement: exactly one of ``computeClass`` (fungible: one claim alternative
+    per pool), ``pool`` (one pool), or ``sharedClaim`` (share a named claim).
+    """
+
+    compute_class: str | None = None
+    pool: str | None = None
+    shared_claim: str | None = None
+    model: str = Field(min_length=1)
+    image: str | None = None  # default: DEFAULT_GPU_IMAGE / DEFAULT_TPU_IMAGE
+    replicas: int = Field(default=1, ge=0)
+    max_model_len: int | None = Field(default=None, ge=1)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    min_accelerator_memory_gi: int | None = Field(default=None, ge=1)
+    namespace: Name = "inference"
+    port: int = Field(default=8000, ge=1, le=65535)
+    extra_args: list[str] = []
+    service: ServiceConfig = ServiceConfig()
+    mig: list[MigSlice] | None = None
+
+    @model_validator(mode="after")
+    def _one_placement(self) -> Workload:
+        chosen = [k for k, v in (("computeClass", self.compute_class), ("pool", self.pool),
+                                 ("sharedClaim", self.shared_claim)) if v]
+        if len(chosen) != 1:
+            raise ValueError(
+                "set exactly one of computeClass, pool or sharedClaim "
+                f"(found {', '.join(chosen) if chosen else 'none'})"
+            )
+        if self.mig is not None and not self.pool:
+            raise ValueError("a mig workload runs on one pool: set pool, not computeClass or sharedClaim")
+        return self
+
+
+class DeviceClassConfig(Model):
+    """A DeviceClass the stack creates (seed 002's ``high-memory-gpu``)."""
+
+    driver: Literal["gpu.nvidia.com", "tpu.google.com"] = "gpu.nvidia.com"
+    min_memory_gi: int | None = Field(default=None, ge=1)
+    product_names: list[str] = []
+    architectures: list[str] = []
+    expressions: list[str] = []  # extra CEL, ANDed
+
+
+class SharedClaim(Model):
+    """A named ResourceClaim several pods (and workloads) share (seed 002, pattern 2)."""
+
+    namespace: Name = "inference"
+    compute_class: str | None = None
+    pool: str | None = None
+    device_class: str | None = None  # a deviceClasses entry; default: the driver's class
+
+    @model_validator(mode="after")
+    def _one_placement(self) -> SharedClaim:
+        if bool(self.compute_class) == bool(self.pool):
+            raise ValueError("set exactly one of computeClass or pool")
+        return self
+
+
+class HelmChart(Model):
+    """A pinned Helm chart. ``version`` is required: charts are never floating."""
+
+    chart: str
+    version: str = Field(min_length=1)
+    repo: str | None = None
+    namespace: Name
+    values: dict = {}  # extra values, merged over the project's
+
+
+class DriverInstaller(Model):
+    """GKE's NVIDIA driver installer for COS (seed 000), pinned images."""
+
+    installer_image: str = "cos-nvidia-installer:fixed"
+    pause_image: str = "gcr.io/google-containers/pause:2.0"
+
+
+class DriversConfig(Model):
+    """Chart versions and the driver installer, in one place, overridable per stack."""
+
+    nvidia_dra: HelmChart = HelmChart(
+        chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+        version="0.4.0",
+        namespace="dra-driver-nvidia-gpu",
+    )
+    tpu_dra: HelmChart = HelmChart(
+        chart="oci://registry.k8s.io/dra-driver-google/charts/dra-driver-google-tpu",
+        version="0.1.0",
+        namespace="dra-driver-google-tpu",
+    )
+    nvidia_device_plugin: HelmChart = HelmChart(
+        chart="nvidia-device-plugin",
+        repo="https://nvidia.github.io/k8s-device-plugin",
+        version="0.17.1",
+        namespace="nvidia-device-plugin",
+    )
+    cluster_autoscaler: HelmChart = HelmChart(
+        chart="cluster-autoscaler",
+        repo="https://kubernetes.github.io/autoscaler",
+        version="9.46.6",
+        namespace="kube-system",
+    )
+    nvidia_driver_installer: DriverInstaller = DriverInstaller()
+
+
+class StackConfig(Model):
+    """Everything under ``gpu-fungibility:`` except ``hfToken`` (a secret, see the loader)."""
+
+    cluster: ClusterConfig
+    node_pools: dict[Name, NodePool] = {}
+    compute_classes: dict[Name, ComputeClass] = {}
+    workloads: dict[Name, Workload] = {}
+    device_classes: dict[str, DeviceClassConfig] = {}
+    shared_claims: dict[Name, SharedClaim] = {}
+    drivers: DriversConfig = DriversConfig()
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> StackConfig:
+        from stacks.rules import cross_field_issues
+
+        issues = cross_field_issues(self)
+        if issues:
+            raise ConfigIssues(issues)
+        return self
+
+    # ---- derived views used by components, policies and the simulator ----
+
+    def compute_class_of(self, pool_name: str) -> str | None:
+        """The compute class a pool belongs to (a pool belongs to at most one)."""
+        for class_name, cc in self.compute_classes.items():
+            if pool_name in cc.pools:
+                return class_name
+        return None
+
+    def pools_of(self, family: catalog.Family) -> dict[str, NodePool]:
+        return {n: p for n, p in self.node_pools.items() if p.family == family}
+
+    def placement_pools(self, workload: Workload | SharedClaim) -> list[str]:
+        """The pools a workload (or shared claim) may use, in preference order."""
+        if isinstance(workload, Workload) and workload.shared_claim:
+            return self.placement_pools(self.shared_claims[workload.shared_claim])
+        if workload.compute_class:
+            return list(self.compute_classes[workload.compute_class].pools)
+        return [workload.pool] if workload.pool else []
+
+    def family_of(self, workload: Workload | SharedClaim) -> catalog.Family:
+        return self.node_pools[self.placement_pools(workload)[0]].family
+
+    def warnings(self) -> list[str]:
+        from stacks.rules import config_warnings
+
+        return config_warnings(self)
+
+
+class ConfigIssues(ValueError):
+    """Cross-field problems, each with its full key path; raised from the model validator."""
+
+    def __init__(self, issues: list[tuple[str, str]]):
+        self.issues = issues
+        super().__init__("; ".join(f"{p}: {m}" for p, m in issues))

@@ -1,0 +1,197 @@
+"""The one boundary where stack config is read and validated.
+
+``load_stack()`` reads the ``gpu-fungibility:`` namespace, parses it into
+:class:`stacks.config.StackConfig` and returns it with the Hugging Face token
+as a Pulumi secret. Any problem raises :class:`ConfigError` (a
+``pulumi.RunError``: Pulumi prints it without a traceback) listing every
+problem with its full key path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel, ValidationError
+
+from stacks.config import ConfigIssues, StackConfig
+
+NAMESPACE = "gpu-fungibility"
+TOKEN_KEY = "hfToken"
+SECRET_COMMAND = "pulumi config set --secret hfToken <your Hugging Face token>"
+PLACEHOLDER_TOKEN = "placeholder-hf-token"
+
+MODEL_KEYS = {
+    alias: name
+    for name, field in StackConfig.model_fields.items()
+    for alias in [field.alias or name]
+}
+ACCEPTED_TOP_LEVEL = sorted([*MODEL_KEYS, TOKEN_KEY])
+
+
+class ConfigError(pulumi.RunError):
+    """The stack config is invalid. ``issues`` holds every (key path, message)."""
+
+    def __init__(self, issues: list[tuple[str, str]]):
+        self.issues = issues
+        super().__init__(format_issues(issues))
+
+
+@dataclass(frozen=True)
+class LoadedStack:
+    config: StackConfig
+    hf_token: pulumi.Output[str] | None  # a secret; None when the stack has no workloads
+    hf_token_is_placeholder: bool
+    warnings: tuple[str, ...]
+
+
+def format_issues(issues: list[tuple[str, str]]) -> str:
+    count = len(issues)
+    lines = [f"invalid stack config: {count} problem{'s' if count != 1 else ''}"]
+    lines += [f"  - {path}: {message}" for path, message in issues]
+    return "\n".join(lines)
+
+
+def parse_stack_config(raw: dict[str, Any]) -> StackConfig:
+    """Parse the namespace's keys (without the ``gpu-fungibility:`` prefix).
+
+    Raises ConfigError with every problem found.
+    """
+    issues: list[tuple[str, str]] = []
+    for key in raw:
+        if key not in MODEL_KEYS and key != TOKEN_KEY:
+            issues.append((key, f"unknown key; accepted: {', '.join(ACCEPTED_TOP_LEVEL)}"))
+    data = {k: v for k, v in raw.items() if k in MODEL_KEYS}
+    try:
+        config = StackConfig.model_validate(data)
+    except ValidationError as exc:
+        issues.extend(_issues_from(exc))
+        raise ConfigError(issues) from None
+    if issues:
+        raise ConfigError(issues)
+    return config
+
+
+def load_stack() -> LoadedStack:
+    """Read this stack's config (inside a Pulumi program)."""
+    raw, token_present, token_secret = _read_namespace()
+    issues: list[tuple[str, str]] = []
+    config: StackConfig | None = None
+    try:
+        config = parse_stack_config(raw)
+    except ConfigError as exc:
+        issues.extend(exc.issues)
+    if token_present and not token_secret:
+        issues.append((TOKEN_KEY, f"is stored in plain text; store it as a secret: {SECRET_COMMAND}"))
+    needs_token = bool(config and config.workloads)
+    placeholder = False
+    if config is not None and needs_token and not token_present:
+        if pulumi.runtime.is_dry_run():
+            placeholder = True
+            pulumi.log.warn(
+                f"{TOKEN_KEY} is not set: this preview uses a placeholder secret. "
+                f"Before `pulumi up`, run: {SECRET_COMMAND}"
+            )
+        else:
+            issues.append((TOKEN_KEY, f"is not set; run: {SECRET_COMMAND}"))
+    if issues or config is None:
+        raise ConfigError(issues)
+    token: pulumi.Output[str] | None = None
+    if needs_token:
+        cfg = pulumi.Config(NAMESPACE)
+        token = pulumi.Output.secret(PLACEHOLDER_TOKEN) if placeholder else cfg.require_secret(TOKEN_KEY)
+    warnings = tuple(config.warnings())
+    for warning in warnings:
+        pulumi.log.warn(warning)
+    return LoadedStack(config, token, placeholder, warnings)
+
+
+def _read_namespace() -> tuple[dict[str, Any], bool, bool]:
+    """All keys under the namespace, whether hfToken is set, and whether it is secret."""
+    from pulumi.runtime import config as runtime_config
+
+    prefix = f"{NAMESPACE}:"
+    merged = {**(runtime_config.get_config_env() or {}), **runtime_config.CONFIG.get()}
+    raw: dict[str, Any] = {}
+    for full_key, value in merged.items():
+        if not full_key.startswith(prefix):
+            continue
+        key = full_key[len(prefix):]
+        if key == TOKEN_KEY:
+            continue
+        raw[key] = _decode(value)
+    token_key = f"{prefix}{TOKEN_KEY}"
+    token_present = token_key in merged
+    secret_keys = set(runtime_config.get_config_secret_keys_env() or []) | set(runtime_config._SECRET_KEYS.get())
+    return raw, token_present, token_key in secret_keys
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi hands structured config over as JSON strings."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _issues_from(exc: ValidationError) -> list[tuple[str, str]]:
+    issues: list[tuple[str, str]] = []
+    for err in exc.errors():
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, ConfigIssues):
+            issues.extend(cause.issues)
+            continue
+        loc = err["loc"]
+        path = _path(loc)
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            accepted = _accepted_keys(loc[:-1])
+            message = f"unknown key; accepted here: {', '.join(accepted)}" if accepted else "unknown key"
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        issues.append((path or "(top level)", message))
+    return issues
+
+
+def _path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _accepted_keys(loc: tuple) -> list[str]:
+    """The keys a model accepts at ``loc`` (for 'unknown key' messages)."""
+    import typing
+
+    annotation: Any = StackConfig
+    for part in loc:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is dict:
+            annotation = args[1]
+            continue
+        if origin is list:
+            annotation = args[0]
+            continue
+        if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            annotation = next((a for a in args if a is not type(None)), None)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = next((f for n, f in annotation.model_fields.items() if (f.alias or n) == part), None)
+            if field is None:
+                return []
+            annotation = field.annotation
+            continue
+        return []
+    while typing.get_origin(annotation) is not None and typing.get_origin(annotation) not in (dict, list):
+        annotation = next((a for a in typing.get_args(annotation) if a is not type(None)), None)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return sorted(f.alias or n for n, f in annotation.model_fields.items())
+    return []
