@@ -1,0 +1,258 @@
+"""Run the real program in-process under Pulumi mocks and capture every registration.
+
+The capturing monitor records each full ``RegisterResourceRequest`` (type,
+name, parent, inputs, dependencies, provider), which is what ``pulumi
+preview`` would send to the engine. Secret values are replaced by
+``[secret]`` the moment they are captured, so no later step can leak them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+
+from offline_plan.mocks import FungibilityMocks
+
+PROJECT = "gpu-fungibility"
+NAMESPACE = "gpu-fungibility"
+ROOT = Path(__file__).resolve().parent.parent
+SECRET_MASK = "[secret]"
+UNKNOWN_MASK = "[unknown]"
+
+
+@dataclass(frozen=True)
+class Captured:
+    """One resource registration, as the engine would receive it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    dependencies: list[str]
+    provider: str
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Diagnostic:
+    severity: str  # "warning" | "error" | "info"
+    message: str
+    urn: str = ""
+
+
+@dataclass
+class PlanRun:
+    stack: str
+    project: str
+    resources: list[Captured]
+    diagnostics: list[Diagnostic]
+    config: Any = None  # the parsed StackConfig
+    notes: list[str] = field(default_factory=list)
+
+    def of_type(self, type_: str) -> list[Captured]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, name: str) -> Captured:
+        found = [r for r in self.resources if r.name == name]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} resources named {name!r}: {[r.urn for r in found]}")
+        return found[0]
+
+    def by_urn(self, urn: str) -> Captured:
+        return next(r for r in self.resources if r.urn == urn)
+
+
+class CapturingMonitor(pulumi_mocks.MockMonitor):
+    """A MockMonitor that keeps every registration request."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.captured: list[Captured] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        self.captured.append(
+            Captured(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                parent=request.parent,
+                custom=bool(request.custom),
+                inputs=plain(json_format.MessageToDict(request.object)),
+                dependencies=list(request.dependencies),
+                provider=request.provider,
+                property_dependencies={
+                    k: list(v.urns) for k, v in sorted(request.propertyDependencies.items())
+                },
+            )
+        )
+        return response
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.diagnostics: list[Diagnostic] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            severity = "error" if record.levelno >= logging.ERROR else "warning"
+            self.diagnostics.append(Diagnostic(severity, record.getMessage()))
+
+
+def plain(value: Any) -> Any:
+    """Property values as plain JSON: secrets masked, unknowns marked, integral floats as ints."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET_MASK
+        if value.get(rpc._special_sig_key) == rpc._special_resource_sig:
+            return value.get("urn", "")
+        if value.get(rpc._special_sig_key) == rpc._special_output_value_sig:
+            if value.get("secret"):
+                return SECRET_MASK
+            return plain(value["value"]) if "value" in value else UNKNOWN_MASK
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value == rpc.UNKNOWN:
+        return UNKNOWN_MASK
+    return value
+
+
+def run_program(
+    namespace_config: dict[str, Any],
+    *,
+    other_config: dict[str, Any] | None = None,
+    secret_keys: tuple[str, ...] = (),
+    stack: str = "test",
+    project: str = PROJECT,
+) -> PlanRun:
+    """Run ``stacks.compose(load_stack())`` under mocks with the given config.
+
+    ``namespace_config`` holds the ``gpu-fungibility:`` keys without prefix;
+    values may be structures (they are JSON-encoded as the CLI would).
+    Raises ``stacks.loader.ConfigError`` for an invalid config.
+    """
+    from stacks import compose
+    from stacks.loader import load_stack
+
+    config = {f"{NAMESPACE}:{k}": v for k, v in namespace_config.items()}
+    config.update(other_config or {})
+    encoded = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    secret_full = [f"{NAMESPACE}:{k}" if ":" not in k else k for k in secret_keys]
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(encoded, secret_full)
+
+    collector = _LogCollector()
+    logger = logging.getLogger(f"offline_plan.{stack}")
+    logger.handlers = [collector]
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+
+    monitor = CapturingMonitor(FungibilityMocks())
+    pulumi_mocks.set_mocks(FungibilityMocks(), project=project, stack=stack, preview=True,
+                           monitor=monitor, logger=logger)
+    loaded_holder: list[Any] = []
+
+    def program() -> None:
+        loaded = load_stack()
+        loaded_holder.append(loaded)
+        compose(loaded)
+
+    try:
+        loop.run_until_complete(run_pulumi_func(program))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+    stack_urn = f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}"
+    resources = _with_stack_root(monitor.captured, stack_urn)
+    return PlanRun(
+        stack=stack,
+        project=project,
+        resources=resources,
+        diagnostics=collector.diagnostics,
+        config=loaded_holder[0].config if loaded_holder else None,
+    )
+
+
+def _with_stack_root(captured: list[Captured], stack_urn: str) -> list[Captured]:
+    """Registration order, with exactly one root Stack resource first."""
+    rest = [c for c in captured if c.type != "pulumi:pulumi:Stack"]
+    root = Captured("pulumi:pulumi:Stack", stack_urn.rsplit("::", 1)[1], stack_urn, "", False, {}, [], "")
+    return [root, *rest]
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """What ``Pulumi.<stack>.yaml`` holds, split the way the runner needs it."""
+
+    namespace_config: dict[str, Any]
+    other_config: dict[str, Any]
+    secret_keys: tuple[str, ...]
+    encrypted_keys: tuple[str, ...]  # secure: values the offline plan cannot decrypt
+
+
+def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
+    path = root / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        available = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+        raise FileNotFoundError(f"no stack file {path.name}; stacks here: {', '.join(available)}")
+    data = yaml.safe_load(path.read_text()) or {}
+    namespace_config: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    secret_keys: list[str] = []
+    encrypted: list[str] = []
+    for full_key, value in (data.get("config") or {}).items():
+        is_secure = isinstance(value, dict) and set(value) == {"secure"}
+        if is_secure:
+            # Ciphertext needs the stack's secrets provider; the plan masks it anyway.
+            value = f"offline-placeholder-for-{full_key}"
+            secret_keys.append(full_key)
+            encrypted.append(full_key)
+        if full_key.startswith(f"{NAMESPACE}:"):
+            namespace_config[full_key[len(NAMESPACE) + 1:]] = value
+        else:
+            other[full_key] = value
+    return StackFile(namespace_config, other, tuple(secret_keys), tuple(encrypted))
+
+
+def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:
+    """Plan a shipped stack (``Pulumi.<stack>.yaml``)."""
+    stack_file = read_stack_file(stack, root)
+    run = run_program(
+        stack_file.namespace_config,
+        other_config=stack_file.other_config,
+        secret_keys=stack_file.secret_keys,
+        stack=stack,
+    )
+    for key in stack_file.encrypted_keys:
+        run.notes.append(f"{key} is encrypted in Pulumi.{stack}.yaml; the offline plan uses a placeholder secret")
+    return run
+
+
+def run_stack(raw_config: dict[str, Any], stack: str = "test", project: str = PROJECT,
+              secret_keys: tuple[str, ...] = ("hfToken",)) -> PlanRun:
+    """Plan an in-memory config (tests). ``hfToken`` is treated as a secret when present."""
+    other = {k: v for k, v in raw_config.items() if ":" in k}
+    namespace = {k: v for k, v in raw_config.items() if ":" not in k}
+    keys = tuple(k for k in secret_keys if k in namespace or k in other)
+    return run_program(namespace, other_config=other, secret_keys=keys, stack=stack, project=project)
