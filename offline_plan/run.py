@@ -13,7 +13,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pulumi
 import yaml
@@ -141,6 +141,8 @@ def run_program(
     secret_keys: tuple[str, ...] = (),
     stack: str = "test",
     project: str = PROJECT,
+    preview: bool = True,
+    compose_fn: Callable[[Any], None] | None = None,
 ) -> PlanRun:
     """Run ``stacks.compose(load_stack())`` under mocks with the given config.
 
@@ -168,14 +170,14 @@ def run_program(
     logger.setLevel(logging.DEBUG)
 
     monitor = CapturingMonitor(FungibilityMocks())
-    pulumi_mocks.set_mocks(FungibilityMocks(), project=project, stack=stack, preview=True,
+    pulumi_mocks.set_mocks(FungibilityMocks(), project=project, stack=stack, preview=preview,
                            monitor=monitor, logger=logger)
     loaded_holder: list[Any] = []
 
     def program() -> None:
         loaded = load_stack()
         loaded_holder.append(loaded)
-        compose(loaded)
+        (compose_fn or compose)(loaded)
 
     try:
         loop.run_until_complete(run_pulumi_func(program))
@@ -250,9 +252,10 @@ def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:
 
 
 def run_stack(raw_config: dict[str, Any], stack: str = "test", project: str = PROJECT,
-              secret_keys: tuple[str, ...] = ("hfToken",)) -> PlanRun:
+              secret_keys: tuple[str, ...] = ("hfToken",), preview: bool = True) -> PlanRun:
     """Plan an in-memory config (tests). ``hfToken`` is treated as a secret when present."""
     other = {k: v for k, v in raw_config.items() if ":" in k}
     namespace = {k: v for k, v in raw_config.items() if ":" not in k}
     keys = tuple(k for k in secret_keys if k in namespace or k in other)
-    return run_program(namespace, other_config=other, secret_keys=keys, stack=stack, project=project)
+    return run_program(namespace, other_config=other, secret_keys=keys, stack=stack, project=project,
+                       preview=preview)

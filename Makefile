@@ -1,0 +1,53 @@
+# gpu-fungibility — every target works offline; the first one creates .venv.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+REPLICAS ?= 3
+PLAN ?= build/$(STACK)/plan.json
+
+.PHONY: help venv plan test lint policy-check simulate preflight bench clean
+
+help:
+	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
+	@echo "make test                        the whole test suite, offline"
+	@echo "make policy-check PLAN=file      run the policy pack over a preview JSON file"
+	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
+	@echo "make preflight STACK=eks-dev     EC2 capacity preflight (needs AWS credentials)"
+	@echo "make bench                       benchmarks (print figures)"
+	@echo "make lint                        ruff"
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+plan: venv
+	$(PY) -m offline_plan --stack $(STACK)
+
+test: venv
+	$(PY) -m pytest -q
+
+lint: venv
+	$(PY) -m ruff check .
+
+policy-check: venv
+	$(PY) -m policy_gate $(PLAN) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
+
+simulate: venv
+	$(PY) -m simulator --stack $(STACK) --replicas $(REPLICAS) \
+		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
+
+preflight: venv
+	$(PY) -m preflight --stack $(STACK)
+
+bench: venv
+	$(PY) bench/bench_plan.py
+	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,107 @@
+"""``python -m offline_plan --stack dev``: plan a stack with no cloud account and no Pulumi CLI.
+
+Writes ``build/<stack>/plan.json``, ``manifests/`` and ``summary.md``; runs the
+policy pack over the plan and the fungibility simulator when they are part of
+the project. Exit codes: 0 clean, 1 mandatory policy violation or invalid
+manifest, 2 invalid stack config (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from offline_plan import manifests as manifest_mod
+from offline_plan import planjson, summary
+from offline_plan.run import ROOT, PlanRun, run_stack_file
+from stacks.loader import ConfigError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make plan", description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", required=True, help="stack name: plans Pulumi.<stack>.yaml")
+    parser.add_argument("--out", default=str(ROOT / "build"), help="output folder (default: build/)")
+    parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
+    parser.add_argument("--no-simulate", action="store_true", help="skip the simulated placement")
+    args = parser.parse_args(argv)
+
+    try:
+        run = run_stack_file(args.stack)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
+        return 2
+    return write_plan(run, Path(args.out) / args.stack, policy=not args.no_policy,
+                      simulate=not args.no_simulate)
+
+
+def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bool = True) -> int:
+    """Write the plan's files into ``out_dir`` (replacing it) and return the exit code."""
+    document = planjson.plan_document(run)
+    found = manifest_mod.manifests(run)
+    version = run.config.cluster.minor_version
+    schema = [manifest_mod.validate(m, version) for m in found]
+    objects = [m.obj for m in found]
+
+    sections: list[tuple[str, str]] = []
+    exit_code = 0
+    invalid = [r for r in schema if r.status == "invalid"]
+    for result in invalid:
+        print(f"schema: {result.filename}: {result.detail}", file=sys.stderr)
+    if invalid:
+        exit_code = 1
+
+    with tempfile.TemporaryDirectory(prefix=f"plan-{run.stack}-") as tmp:
+        staging = Path(tmp) / run.stack
+        (staging / "manifests").mkdir(parents=True)
+        plan_path = staging / "plan.json"
+        plan_path.write_text(planjson.dumps(document))
+        for m in found:
+            (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
+
+        if policy and _available("policy_gate"):
+            gate = importlib.import_module("policy_gate")
+            result = gate.run_gate(document)
+            for line in _gate_lines(result):
+                print(line)
+            sections.append(("Policy pack", gate.render_markdown(result)))
+            exit_code = max(exit_code, 1 if result.exit_code else 0)
+        if simulate and _available("simulator") and run.config.workloads:
+            sim = importlib.import_module("simulator")
+            placement = sim.simulate(run.config, objects)
+            sections.append(("Simulated placement", sim.render_markdown(placement)))
+
+        (staging / "summary.md").write_text(summary.render(run, objects, schema, sections))
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(staging), str(out_dir))
+
+    for d in run.diagnostics:
+        print(f"{d.severity}: {d.message}", file=sys.stderr)
+    for note in run.notes:
+        print(f"note: {note}", file=sys.stderr)
+    counts = document["changeSummary"]
+    print(f"plan for {run.stack}: {counts.get('create', 0)} to create; "
+          f"{len(found)} manifests ({len(invalid)} invalid) -> {out_dir}")
+    return exit_code
+
+
+def _gate_lines(result: Any) -> list[str]:
+    return [f"[{v.level}] {v.policy}  {v.urn}: {v.message}" for v in result.violations]
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
