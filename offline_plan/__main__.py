@@ -27,12 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make plan", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True, help="stack name: plans Pulumi.<stack>.yaml")
     parser.add_argument("--out", default=str(ROOT / "build"), help="output folder (default: build/)")
+    parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml (default: the project)")
     parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated placement")
     args = parser.parse_args(argv)
 
     try:
-        run = run_stack_file(args.stack)
+        run = run_stack_file(args.stack, Path(args.stack_dir))
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

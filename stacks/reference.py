@@ -1,0 +1,166 @@
+"""The config reference table, generated from the models so docs and code cannot disagree.
+
+``python -m stacks.reference`` prints the Markdown table the README embeds;
+a test checks the README carries exactly this text.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from stacks.config import HelmChart, StackConfig
+
+DESCRIPTIONS = {
+    "cluster": "the cluster itself",
+    "cluster.cloud": "`gke` or `eks`",
+    "cluster.name": "cluster name (DNS label)",
+    "cluster.location": "GKE region or zone / AWS region",
+    "cluster.zones": "zones for nodes (GKE node locations / EKS subnets)",
+    "cluster.kubernetesVersion": "control-plane version, >= 1.34 (DRA GA)",
+    "cluster.releaseChannel": "GKE release channel",
+    "cluster.privateNodes": "nodes without public IPs (GKE; EKS nodes are always in private subnets)",
+    "cluster.controlPlane.publicEndpoint": "expose the API endpoint publicly (needs `authorizedNetworks`)",
+    "cluster.controlPlane.authorizedNetworks": "CIDR blocks allowed to reach the API",
+    "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
+    "cluster.network.existingSubnetIds": "EKS: reuse these subnets instead of building a VPC",
+    "cluster.network.existingNetwork": "GKE: reuse this VPC network",
+    "cluster.network.existingSubnetwork": "GKE: reuse this subnetwork",
+    "cluster.systemPool.machineType": "GKE machine type of the CPU system pool",
+    "cluster.systemPool.instanceTypes": "EKS instance types of the CPU system node group",
+    "cluster.systemPool.min": "system pool minimum nodes",
+    "cluster.systemPool.max": "system pool maximum nodes",
+    "cluster.systemPool.diskSizeGb": "system pool boot disk",
+    "cluster.deletionProtection": "refuse to delete the cluster",
+    "cluster.labels": "cloud labels/tags on the cluster",
+    "nodePools.<pool>.machineType": "GKE machine type (checked against the accelerator catalog)",
+    "nodePools.<pool>.instanceTypes": "EKS instance types; all must carry the same GPU model and count",
+    "nodePools.<pool>.accelerator.type": "catalog accelerator type (`nvidia-a100-80gb`, `tpu-v6e-slice`, ...)",
+    "nodePools.<pool>.accelerator.count": "devices per node",
+    "nodePools.<pool>.accelerator.topology": "TPU topology (default: the machine's single-host topology)",
+    "nodePools.<pool>.spot": "spot/preemptible capacity",
+    "nodePools.<pool>.onDemandFallback": "marks a deliberate on-demand pool (needs `spot: false`)",
+    "nodePools.<pool>.dra": "DRA pool; `false` = classic device-plugin GPU pool",
+    "nodePools.<pool>.autoscaling.min": "minimum nodes",
+    "nodePools.<pool>.autoscaling.max": "maximum nodes (>= min)",
+    "nodePools.<pool>.diskSizeGb": "boot disk size",
+    "nodePools.<pool>.zones": "subset of `cluster.zones` for this pool",
+    "nodePools.<pool>.labels": "extra node labels",
+    "nodePools.<pool>.taints": "extra node taints (`key`, `value`, `effect`)",
+    "computeClasses.<class>.pools": "pools in priority order (1 to 8); also the claim's `firstAvailable` order",
+    "computeClasses.<class>.consolidationDelayMinutes": "GKE ComputeClass consolidation delay",
+    "computeClasses.<class>.whenUnsatisfiable": "GKE: `ScaleUpAnyway` or `DoNotScaleUp`",
+    "computeClasses.<class>.activeMigration.optimizeRulePriority": "GKE: move pods back to preferred pools",
+    "workloads.<name>.computeClass": "fungible placement: one claim alternative per pool of the class",
+    "workloads.<name>.pool": "placement on one pool",
+    "workloads.<name>.sharedClaim": "share a `sharedClaims` entry's device with other pods",
+    "workloads.<name>.model": "Hugging Face model id",
+    "workloads.<name>.image": "serving image (default: pinned vLLM GPU or TPU image)",
+    "workloads.<name>.replicas": "Deployment replicas",
+    "workloads.<name>.maxModelLen": "vLLM `--max-model-len`",
+    "workloads.<name>.gpuMemoryUtilization": "vLLM `--gpu-memory-utilization` (for shared GPUs)",
+    "workloads.<name>.minAcceleratorMemoryGi": "every claim alternative must offer at least this much memory",
+    "workloads.<name>.namespace": "namespace (created by the stack)",
+    "workloads.<name>.port": "serving port",
+    "workloads.<name>.extraArgs": "extra vLLM arguments",
+    "workloads.<name>.service.type": "`ClusterIP`, or `LoadBalancer` (internal)",
+    "workloads.<name>.service.public": "internet-facing load balancer (explicit opt-in)",
+    "workloads.<name>.service.port": "Service port",
+    "workloads.<name>.mig": "MIG slices on one GPU: `name`, `profile`, `model`, `port`, `extraArgs`",
+    "deviceClasses.<name>.driver": "`gpu.nvidia.com` or `tpu.google.com`",
+    "deviceClasses.<name>.minMemoryGi": "devices with at least this much memory",
+    "deviceClasses.<name>.productNames": "allowed product names",
+    "deviceClasses.<name>.architectures": "allowed architectures",
+    "deviceClasses.<name>.expressions": "extra CEL expressions (ANDed)",
+    "sharedClaims.<name>.namespace": "namespace of the shared ResourceClaim",
+    "sharedClaims.<name>.computeClass": "alternatives from a compute class",
+    "sharedClaims.<name>.pool": "or one pool",
+    "sharedClaims.<name>.deviceClass": "a `deviceClasses` entry instead of the driver's class",
+    "drivers.nvidiaDra": "NVIDIA DRA driver chart (`chart`, `version`, `repo`, `namespace`, `values`)",
+    "drivers.tpuDra": "TPU DRA driver chart",
+    "drivers.nvidiaDevicePlugin": "NVIDIA device plugin chart (EKS, only for `dra: false` groups)",
+    "drivers.clusterAutoscaler": "Cluster Autoscaler chart (EKS)",
+    "drivers.nvidiaDriverInstaller.installerImage": "GKE COS driver installer image",
+    "drivers.nvidiaDriverInstaller.pauseImage": "GKE driver installer pause image",
+    "hfToken": "Hugging Face token; must be a secret (`pulumi config set --secret hfToken ...`)",
+}
+
+#: Keys whose sub-models are summarised in one row.
+COLLAPSED = {"drivers.nvidiaDra", "drivers.tpuDra", "drivers.nvidiaDevicePlugin", "drivers.clusterAutoscaler",
+             "workloads.<name>.mig", "nodePools.<pool>.taints"}
+PLACEHOLDERS = {"nodePools": "<pool>", "computeClasses": "<class>", "workloads": "<name>",
+                "deviceClasses": "<name>", "sharedClaims": "<name>"}
+
+
+def _unwrap(annotation: Any) -> tuple[Any, bool]:
+    """(inner annotation, optional?)"""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return (args[0] if len(args) == 1 else annotation), True
+    return annotation, False
+
+
+def _type_name(annotation: Any) -> str:
+    inner, optional = _unwrap(annotation)
+    origin = typing.get_origin(inner)
+    if origin is typing.Literal:
+        text = " \\| ".join(str(a) for a in typing.get_args(inner))
+    elif origin is list:
+        text = f"list of {_type_name(typing.get_args(inner)[0])}"
+    elif origin is dict:
+        text = "map"
+    elif origin is typing.Annotated:
+        text = _type_name(typing.get_args(inner)[0])
+    elif isinstance(inner, type):
+        text = {"str": "string", "int": "integer", "bool": "boolean", "float": "number", "dict": "map"}.get(
+            inner.__name__, "object")
+    else:
+        text = str(inner)
+    return text
+
+
+def _default(field: Any) -> str:
+    if field.is_required():
+        return "**required**"
+    value = field.default
+    if value is PydanticUndefined or value is None:
+        return "—"
+    if isinstance(value, HelmChart):
+        return f"`{value.chart}` `{value.version}` in `{value.namespace}`"
+    if isinstance(value, BaseModel):
+        return "(nested)"
+    return f"`{json.dumps(value)}`" if not isinstance(value, str) else f"`{value}`"
+
+
+def rows(model: type[BaseModel] = StackConfig, prefix: str = "") -> list[tuple[str, str, str, str]]:
+    out: list[tuple[str, str, str, str]] = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        path = f"{prefix}.{key}" if prefix else key
+        inner, _ = _unwrap(field.annotation)
+        origin = typing.get_origin(inner)
+        if origin is dict and key in PLACEHOLDERS and not prefix:
+            value_type = typing.get_args(inner)[1]
+            out.extend(rows(value_type, f"{key}.{PLACEHOLDERS[key]}"))
+            continue
+        if isinstance(inner, type) and issubclass(inner, BaseModel) and path not in COLLAPSED:
+            out.extend(rows(inner, path))
+            continue
+        out.append((path, _type_name(field.annotation), _default(field), DESCRIPTIONS.get(path, "")))
+    return out
+
+
+def markdown() -> str:
+    lines = ["| key (under `gpu-fungibility:`) | type | default | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{p}` | {t} | {d} | {m} |" for p, t, d, m in rows()]
+    lines.append(f"| `hfToken` | secret string | — | {DESCRIPTIONS['hfToken']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -1,0 +1,121 @@
+"""The offline plan: plan.json shape, determinism, masked secrets, validated manifests, clean failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline_plan import planjson
+from offline_plan.__main__ import main as plan_main
+from offline_plan.manifests import Manifest, manifests, validate
+from offline_plan.run import SECRET_MASK, run_stack
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+TOKEN = "hf_tOkEn_that_must_never_leak_9f3a"
+
+
+@pytest.fixture(scope="module")
+def dev_plan(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("plan")
+    code = plan_main(["--stack", "dev", "--out", str(out)])
+    assert code == 0, f"make plan STACK=dev exited {code}"
+    return out / "dev"
+
+
+def test_plan_json_is_shaped_like_pulumi_preview(dev_plan):
+    doc = json.loads((dev_plan / "plan.json").read_text())
+    assert set(doc) == {"steps", "diagnostics", "changeSummary"}
+    assert doc["changeSummary"] == {"create": len(doc["steps"])}
+    urns = {s["urn"] for s in doc["steps"]}
+    assert len(urns) == len(doc["steps"]), "URNs are unique"
+    root = doc["steps"][0]
+    assert root["newState"]["type"] == "pulumi:pulumi:Stack"
+    for step in doc["steps"]:
+        state = step["newState"]
+        assert step["op"] == "create" and step["urn"] == state["urn"]
+        assert {"type", "urn", "parent", "inputs"} <= set(state)
+        assert state["urn"].startswith("urn:pulumi:dev::gpu-fungibility::")
+        if state["type"] != "pulumi:pulumi:Stack":
+            assert state["parent"] in urns, f"{state['urn']}: parent {state['parent']} is not in the plan"
+        for dep in state.get("dependencies", []):
+            assert dep in urns, f"{state['urn']}: dependency {dep} is not in the plan"
+
+
+def test_dev_plan_builds_the_gke_cluster_pools_and_workloads(dev_plan):
+    types = [s["newState"]["type"] for s in json.loads((dev_plan / "plan.json").read_text())["steps"]]
+    assert "gcp:container/cluster:Cluster" in types
+    assert types.count("gcp:container/nodePool:NodePool") >= 3
+    assert "kubernetes:helm.sh/v3:Release" in types
+
+
+def test_manifests_are_written_one_per_object_and_are_valid(dev_plan):
+    files = sorted((dev_plan / "manifests").glob("*.yaml"))
+    assert files, "no manifests written"
+    kinds = set()
+    for path in files:
+        obj = yaml.safe_load(path.read_text())
+        kinds.add(obj["kind"])
+        result = validate(Manifest("urn", path.name, obj), "1.34")
+        assert result.status in ("valid", "no-schema"), f"{path.name}: {result.detail}"
+    assert {"ResourceClaimTemplate", "Deployment"} <= kinds
+
+
+def test_summary_is_a_pr_comment_with_the_fallback_chain(dev_plan):
+    text = (dev_plan / "summary.md").read_text()
+    assert text.startswith("# Plan for stack `dev`")
+    assert "## Resources by type" in text and "```mermaid" in text
+    chain = text[text.index("```mermaid"):]
+    assert chain.index("a100-80gb") < chain.index("a100-40gb"), "fallback chain follows the compute class order"
+
+
+def test_two_runs_are_byte_identical(dev_plan, tmp_path):
+    assert plan_main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+    again = tmp_path / "dev"
+    first = sorted(p.relative_to(dev_plan) for p in dev_plan.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert first == second
+    for rel in first:
+        assert (dev_plan / rel).read_bytes() == (again / rel).read_bytes(), f"{rel} differs between runs"
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_shipped_stack_plans(stack, tmp_path):
+    assert plan_main(["--stack", stack, "--out", str(tmp_path), "--no-simulate"]) == 0
+    assert (tmp_path / stack / "plan.json").is_file()
+
+
+def test_secrets_never_reach_the_plan():
+    config = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    config["gpu-fungibility:hfToken"] = TOKEN
+    namespace = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-fungibility:")}
+    other = {k: v for k, v in config.items() if not k.startswith("gpu-fungibility:")}
+    run = run_stack({**namespace, **other}, stack="dev")
+    text = planjson.dumps(planjson.plan_document(run))
+    assert TOKEN not in text
+    assert SECRET_MASK in text, "the token reaches the cluster as a masked secret"
+    assert all(TOKEN not in json.dumps(m.obj) for m in manifests(run))
+
+
+def test_broken_config_fails_cleanly_and_writes_nothing(tmp_path, capsys):
+    stack_dir = tmp_path / "stacks"
+    stack_dir.mkdir()
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["gpu-fungibility:nodePools"]["a100-40gb"]["autoscaling"]["min"] = 5
+    doc["config"]["gpu-fungibility:cluster"]["kubernetesVersion"] = "1.32"
+    (stack_dir / "Pulumi.broken.yaml").write_text(yaml.safe_dump(doc))
+    out = tmp_path / "build"
+    code = plan_main(["--stack", "broken", "--out", str(out), "--stack-dir", str(stack_dir)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not out.exists(), "nothing is written for a broken config"
+    assert "nodePools.a100-40gb.autoscaling.max" in err and "cluster.kubernetesVersion" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_stack_is_a_clear_error(tmp_path, capsys):
+    assert plan_main(["--stack", "nope", "--out", str(tmp_path)]) == 2
+    assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err
