@@ -60,8 +60,57 @@ def _ordered(obj: dict[str, Any]) -> dict[str, Any]:
     return {**head, **{k: v for k, v in sorted(obj.items()) if k not in head}}
 
 
+def _validate_custom(manifest: Manifest) -> SchemaResult:
+    import jsonschema
+
+    schema = PROJECT_SCHEMAS.get((manifest.obj.get("apiVersion"), manifest.obj.get("kind")))
+    if schema is None:
+        return SchemaResult(manifest.filename, "no-schema",
+                            f"{manifest.obj['apiVersion']} {manifest.obj['kind']} is a custom resource; "
+                            "no published schema to validate against")
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(manifest.obj), key=lambda e: list(e.path))
+    if errors:
+        where = "/".join(str(p) for p in errors[0].path) or "(root)"
+        return SchemaResult(manifest.filename, "invalid", f"{where}: {errors[0].message}")
+    return SchemaResult(manifest.filename, "valid", "checked against the project's ComputeClass field schema")
+
+
 def to_yaml(obj: dict[str, Any]) -> str:
     return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, width=100)
+
+
+#: The fields of GKE's ComputeClass (cloud.google.com/v1) that this project sets, with their types
+#: from GKE's CRD reference. GKE publishes no JSON schema, so this checks our part of the object.
+COMPUTE_CLASS_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "metadata": {"type": "object", "required": ["name"]},
+        "spec": {
+            "type": "object",
+            "required": ["priorities"],
+            "properties": {
+                "priorities": {
+                    "type": "array", "minItems": 1,
+                    "items": {"type": "object", "properties": {
+                        "nodepools": {"type": "array", "items": {"type": "string"}, "minItems": 1}}},
+                },
+                "autoscalingPolicy": {"type": "object", "properties": {
+                    "consolidationDelayMinutes": {"type": "integer", "minimum": 0},
+                    "consolidationThreshold": {"type": "integer", "minimum": 0, "maximum": 100},
+                    "gpuConsolidationThreshold": {"type": "integer", "minimum": 0, "maximum": 100}},
+                    "additionalProperties": False},
+                "whenUnsatisfiable": {"enum": ["ScaleUpAnyway", "DoNotScaleUp"]},
+                "activeMigration": {"type": "object", "properties": {
+                    "optimizeRulePriority": {"type": "boolean"},
+                    "ensureAllDaemonSetPodsRunning": {"type": "boolean"}}, "additionalProperties": False},
+                "nodePoolAutoCreation": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
+                "description": {"type": "string"},
+            },
+        },
+    },
+}
+PROJECT_SCHEMAS = {("cloud.google.com/v1", "ComputeClass"): COMPUTE_CLASS_SCHEMA}
 
 
 def validate(manifest: Manifest, kubernetes_version: str) -> SchemaResult:
@@ -69,9 +118,7 @@ def validate(manifest: Manifest, kubernetes_version: str) -> SchemaResult:
     try:
         kubernetes_validate.validate(manifest.obj, kubernetes_version, strict=True)
     except kubernetes_validate.SchemaNotFoundError:
-        return SchemaResult(manifest.filename, "no-schema",
-                            f"{manifest.obj['apiVersion']} {manifest.obj['kind']} is a custom resource; "
-                            "no published schema to validate against")
+        return _validate_custom(manifest)
     except kubernetes_validate.ValidationError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         return SchemaResult(manifest.filename, "invalid", f"{where}: {exc.message}")

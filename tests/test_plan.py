@@ -119,3 +119,19 @@ def test_broken_config_fails_cleanly_and_writes_nothing(tmp_path, capsys):
 def test_unknown_stack_is_a_clear_error(tmp_path, capsys):
     assert plan_main(["--stack", "nope", "--out", str(tmp_path)]) == 2
     assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err
+
+
+def test_compute_class_is_checked_against_the_project_schema():
+    good = {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "c"},
+            "spec": {"priorities": [{"nodepools": ["a"]}, {"nodepools": ["b"]}],
+                     "autoscalingPolicy": {"consolidationDelayMinutes": 3}}}
+    assert validate(Manifest("u", "f.yaml", good), "1.34").status == "valid"
+    bad = {**good, "spec": {"priorities": [{"nodepools": "a"}], "whenUnsatisfiable": "Sometimes"}}
+    result = validate(Manifest("u", "f.yaml", bad), "1.34")
+    assert result.status == "invalid" and "nodepools" in result.detail
+
+
+def test_schema_failure_is_reported_with_its_path():
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"prots": []}}
+    result = validate(Manifest("u", "s.yaml", service), "1.34")
+    assert result.status == "invalid" and result.detail.startswith("spec:") and "prots" in result.detail
