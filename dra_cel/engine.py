@@ -1,0 +1,255 @@
+"""The Kubernetes DRA selector environment on top of celpy.
+
+A selector sees one variable, ``device``, with ``driver`` (string),
+``attributes`` and ``capacity`` (maps keyed by qualified domain, then name).
+Looking up a domain the device does not have yields an empty map, as in
+Kubernetes, so ``device.attributes['other.example.com'].x`` is a runtime
+"no such key" error rather than a crash.
+
+Programs are compiled once per expression text and cached; a compiled
+program is immutable and safe to reuse.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
+
+from dra_cel.checker import CheckError, check
+from dra_cel.library import FUNCTIONS
+from dra_cel.quantity import Quantity, QuantityError
+from dra_cel.semver import Semver, SemverError
+
+AttributeValue = str | int | bool | Semver
+_ENVIRONMENT = celpy.Environment()
+
+
+class CelCompileError(ValueError):
+    """The expression does not compile in the DRA CEL environment."""
+
+    def __init__(self, expression: str, detail: str):
+        self.expression = expression
+        self.detail = detail
+        super().__init__(f"CEL expression {expression!r} does not compile: {detail}")
+
+
+class CelEvaluationError(RuntimeError):
+    """A selector failed at runtime (Kubernetes: "CEL runtime error", allocation aborts)."""
+
+    def __init__(self, expression: str, detail: str):
+        self.expression = expression
+        self.detail = detail
+        super().__init__(f"CEL runtime error in {expression!r}: {detail}")
+
+
+class Program:
+    """A compiled selector. Build with :func:`compile_expression`."""
+
+    __slots__ = ("expression", "result_type", "_runner")
+
+    def __init__(self, expression: str, result_type: str, runner: celpy.Runner):
+        self.expression = expression
+        self.result_type = result_type
+        self._runner = runner
+
+    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+        """The raw CEL result; raises CelEvaluationError on a runtime error."""
+        try:
+            result = self._runner.evaluate(dict(variables))
+        except CELEvalError as exc:
+            raise CelEvaluationError(self.expression, _describe(exc)) from None
+        except Exception as exc:  # celpy surfaces some errors as plain Python exceptions
+            raise CelEvaluationError(self.expression, f"{type(exc).__name__}: {exc}") from None
+        if isinstance(result, CELEvalError):
+            raise CelEvaluationError(self.expression, _describe(result))
+        return result
+
+    def __repr__(self) -> str:
+        return f"Program({self.expression!r})"
+
+
+def _describe(error: CELEvalError) -> str:
+    args = [a for a in error.args if a is not None]
+    if not args:
+        return "evaluation error"
+    message = str(args[0])
+    if message.startswith("no such member in mapping: "):
+        message = "no such key: " + message.split(": ", 1)[1].strip("'")
+    nested = [a for a in args[1:] if isinstance(a, tuple)]
+    if message == "evaluation error" and nested and nested[0]:
+        message = str(nested[0][0])
+    return message
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_expression(expression: str) -> Program:
+    """Parse, check and prepare a selector; cached by expression text.
+
+    Raises CelCompileError with the position of a syntax error, or the type
+    error Kubernetes would report.
+    """
+    if not isinstance(expression, str) or not expression.strip():
+        raise CelCompileError(str(expression), "the expression is empty")
+    try:
+        tree = _ENVIRONMENT.compile(expression)
+    except CELParseError as exc:
+        where = ""
+        if getattr(exc, "line", None) is not None:
+            where = f" at line {exc.line}, column {exc.column}"
+        detail = str(exc.args[0]) if exc.args else "syntax error"
+        raise CelCompileError(expression, f"syntax error{where}:\n{detail}") from None
+    try:
+        result_type = check(tree)
+    except CheckError as exc:
+        raise CelCompileError(expression, str(exc)) from None
+    runner = _ENVIRONMENT.program(tree, functions=FUNCTIONS)
+    return Program(expression, result_type, runner)
+
+
+class _DomainMap(celtypes.MapType):
+    """A map of domains whose missing keys read as an empty map (Kubernetes' mapper)."""
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return celtypes.MapType({})
+
+
+def _cel_value(value: Any) -> Any:
+    if isinstance(value, (Semver, Quantity)):
+        return value
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, int):
+        return celtypes.IntType(value)
+    if isinstance(value, str):
+        return celtypes.StringType(value)
+    raise TypeError(f"unsupported device attribute value {value!r} (str, int, bool or Semver)")
+
+
+def _domain_map(nested: Mapping[str, Mapping[str, Any]]) -> _DomainMap:
+    return _DomainMap({
+        celtypes.StringType(domain): celtypes.MapType({
+            celtypes.StringType(name): _cel_value(value) for name, value in values.items()
+        })
+        for domain, values in nested.items()
+    })
+
+
+def qualify(name: str, driver: str) -> tuple[str, str]:
+    """(domain, id) of an attribute or capacity name; unqualified names take the driver's domain."""
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+class Device:
+    """What a selector sees of one device.
+
+    ``attributes`` and ``capacity`` are keyed by qualified domain
+    (``gpu.nvidia.com``) and then name; attribute values are str, int, bool
+    or :class:`Semver`, capacities :class:`Quantity`.
+    """
+
+    __slots__ = ("driver", "attributes", "capacity", "_cel")
+
+    def __init__(self, driver: str, attributes: Mapping[str, Mapping[str, AttributeValue]],
+                 capacity: Mapping[str, Mapping[str, Quantity]]):
+        self.driver = driver
+        self.attributes = {d: dict(v) for d, v in attributes.items()}
+        self.capacity = {d: dict(v) for d, v in capacity.items()}
+        for domain, values in self.capacity.items():
+            for name, quantity in values.items():
+                if not isinstance(quantity, Quantity):
+                    raise TypeError(f"capacity {domain}/{name} must be a Quantity, got {quantity!r}")
+        self._cel = celtypes.MapType({
+            celtypes.StringType("driver"): celtypes.StringType(driver),
+            celtypes.StringType("attributes"): _domain_map(self.attributes),
+            celtypes.StringType("capacity"): _domain_map(self.capacity),
+        })
+
+    @classmethod
+    def from_slice_device(cls, driver: str, device: Mapping[str, Any]) -> Device:
+        """Build from a ResourceSlice ``spec.devices[]`` entry.
+
+        ``attributes: {name: {string|int|bool|version: value}}`` and
+        ``capacity: {name: {value: "80Gi"}}``; unqualified names are qualified
+        with the driver name, as Kubernetes does. Raises ValueError on a
+        malformed entry (the API server would have rejected it).
+        """
+        attributes: dict[str, dict[str, AttributeValue]] = {}
+        for name, typed in (device.get("attributes") or {}).items():
+            domain, ident = qualify(name, driver)
+            attributes.setdefault(domain, {})[ident] = _attribute_value(name, typed)
+        capacity: dict[str, dict[str, Quantity]] = {}
+        for name, entry in (device.get("capacity") or {}).items():
+            domain, ident = qualify(name, driver)
+            raw = entry.get("value") if isinstance(entry, Mapping) else entry
+            try:
+                capacity.setdefault(domain, {})[ident] = raw if isinstance(raw, Quantity) else Quantity.parse(str(raw))
+            except QuantityError as exc:
+                raise ValueError(f"capacity {name}: {exc}") from None
+        return cls(driver, attributes, capacity)
+
+    def cel_value(self) -> celtypes.MapType:
+        """The ``device`` variable as celpy sees it."""
+        return self._cel
+
+    def __repr__(self) -> str:
+        return f"Device({self.driver!r}, attributes={self.attributes!r}, capacity={self.capacity!r})"
+
+
+def _attribute_value(name: str, typed: Any) -> AttributeValue:
+    if not isinstance(typed, Mapping) or len(typed) != 1:
+        raise ValueError(f"attribute {name}: exactly one of string, int, bool, version is required, got {typed!r}")
+    (kind, value), = typed.items()
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "int" and isinstance(value, (int, float)) and not isinstance(value, bool) and int(value) == value:
+        return int(value)
+    if kind == "version":
+        try:
+            return Semver.parse(str(value))
+        except SemverError as exc:
+            raise ValueError(f"attribute {name}: parse semantic version: {exc}") from None
+    raise ValueError(f"attribute {name}: {kind}: {value!r} is not a valid DRA attribute value")
+
+
+def matches(expression: str | Program, device: Device) -> bool:
+    """Whether the selector selects the device.
+
+    Like Kubernetes' ``DeviceMatches``: a runtime error (a missing attribute,
+    a type mismatch) is not "false" but an error, raised as
+    CelEvaluationError; the scheduler then aborts allocation for the claim
+    with "CEL runtime error". A non-bool result is an error too.
+    """
+    program = expression if isinstance(expression, Program) else compile_expression(expression)
+    result = program.evaluate({"device": device.cel_value()})
+    if not isinstance(result, celtypes.BoolType):
+        raise CelEvaluationError(
+            program.expression, f"CEL result of type {type(result).__name__} could not be converted to bool"
+        )
+    return bool(result)
+
+
+def evaluate(expression: str, variables: Mapping[str, Any] | None = None) -> Any:
+    """Evaluate any expression of this environment (for tests and tools); errors raise."""
+    program = _compile_unchecked(expression)
+    return program.evaluate(variables or {})
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_unchecked(expression: str) -> Program:
+    try:
+        tree = _ENVIRONMENT.compile(expression)
+    except CELParseError as exc:
+        raise CelCompileError(expression, f"syntax error:\n{exc.args[0] if exc.args else exc}") from None
+    return Program(expression, "dyn", _ENVIRONMENT.program(tree, functions=FUNCTIONS))
