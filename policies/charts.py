@@ -1,0 +1,219 @@
+"""What the pinned driver charts do when a value is not set, as data.
+
+The isolation rules decide where a plugin runs from the release's *effective*
+values: the values the stack passes, coalesced over the chart's defaults the
+way Helm does it (maps merge key by key, lists and scalars replace, ``null``
+deletes a default). Defaults recorded here come from the charts' own
+``values.yaml``:
+
+- ``dra-driver-nvidia-gpu`` 0.4.x (kubernetes-sigs/dra-driver-nvidia-gpu,
+  ``deployments/helm/dra-driver-nvidia-gpu/values.yaml``): the kubelet plugin
+  selects any node with the NFD NVIDIA PCI label, the NFD NVIDIA CPU vendor
+  label, or ``nvidia.com/gpu.present=true``; tolerates only ``nvidia.com/gpu``
+  (``NoSchedule``); priority ``system-node-critical``. The controller
+  (``system-node-critical``) runs only with compute domains enabled; the
+  webhook (``system-cluster-critical``) is off by default.
+- ``dra-driver-google-tpu`` 0.1.0 (kubernetes-sigs/dra-driver-google-tpu): the
+  kubelet plugin requires ``cloud.google.com/gke-tpu-accelerator`` (exists) and
+  ``cloud.google.com/gke-tpu-dra-driver=true``, tolerates nothing, priority
+  ``system-node-critical``; DeviceClass ``tpu.google.com``.
+- ``nvidia-device-plugin`` (NVIDIA/k8s-device-plugin,
+  ``deployments/helm/nvidia-device-plugin/values.yaml``): the same three-way
+  NVIDIA node affinity; tolerates ``CriticalAddonsOnly`` and ``nvidia.com/gpu``
+  (``NoSchedule``); priority ``system-node-critical``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from policies.k8s_scheduling import PodPlacement
+
+ChartKind = Literal["nvidia-dra", "tpu-dra", "nvidia-device-plugin", "other"]
+
+_NVIDIA_NODE_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
+                {"matchExpressions": [
+                    {"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}]},
+                {"matchExpressions": [
+                    {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+            ]
+        }
+    }
+}
+
+NVIDIA_DRA_DEFAULTS: dict[str, Any] = {
+    "gpuResourcesEnabledOverride": False,
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+    "webhook": {"enabled": False, "priorityClassName": "system-cluster-critical"},
+    "controller": {"priorityClassName": "system-node-critical"},
+    "kubeletPlugin": {
+        "priorityClassName": "system-node-critical",
+        "nodeSelector": {},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": _NVIDIA_NODE_AFFINITY,
+    },
+}
+
+TPU_DRA_DEFAULTS: dict[str, Any] = {
+    "kubeletPlugin": {
+        "priorityClassName": "system-node-critical",
+        "nodeSelector": {},
+        "tolerations": [],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [
+                            {"key": "cloud.google.com/gke-tpu-accelerator", "operator": "Exists"},
+                            {"key": "cloud.google.com/gke-tpu-dra-driver", "operator": "In", "values": ["true"]},
+                        ]}
+                    ]
+                }
+            }
+        },
+    },
+}
+
+DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "priorityClassName": "system-node-critical",
+    "nodeSelector": {},
+    "affinity": _NVIDIA_NODE_AFFINITY,
+    "tolerations": [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ],
+    "devicePlugin": {"enabled": True},
+    "gfd": {"enabled": False},
+    "nfd": {"enabled": False},
+}
+
+#: DeviceClasses each driver chart creates.
+NVIDIA_GPU_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
+NVIDIA_COMPUTE_DOMAIN_CLASSES = ("compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
+TPU_CLASSES = ("tpu.google.com",)
+
+#: NFD's label for a node with an NVIDIA PCI device (what GFD/NFD add when the device plugin chart enables them).
+NFD_NVIDIA_PCI = "feature.node.kubernetes.io/pci-10de.present"
+
+
+def chart_kind(chart: str) -> ChartKind:
+    """Which driver a Helm release installs, from its chart reference."""
+    name = chart.rstrip("/").rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+    if name in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu"):
+        return "nvidia-dra"
+    if name == "dra-driver-google-tpu":
+        return "tpu-dra"
+    if name == "nvidia-device-plugin":
+        return "nvidia-device-plugin"
+    return "other"
+
+
+def coalesce(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Helm's value coalescing: maps merge, other values replace, ``None`` removes the default."""
+    result: dict[str, Any] = copy.deepcopy(dict(defaults))
+    for key, value in (overrides or {}).items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
+            result[key] = coalesce(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def defaults_for(kind: ChartKind) -> dict[str, Any]:
+    return {"nvidia-dra": NVIDIA_DRA_DEFAULTS, "tpu-dra": TPU_DRA_DEFAULTS,
+            "nvidia-device-plugin": DEVICE_PLUGIN_DEFAULTS}.get(kind, {})
+
+
+def truthy(value: Any) -> bool:
+    """Helm truthiness, including the strings users pass with ``--set`` (``"false"`` is false)."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "no", "off", "null")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class DriverRelease:
+    """A driver Helm release with its effective (coalesced) values."""
+
+    urn: str
+    name: str
+    kind: ChartKind
+    chart: str
+    version: str
+    namespace: str
+    values: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"Helm release {self.name} ({self.chart.rsplit('/', 1)[-1]} {self.version or 'unpinned'})"
+
+    def _get(self, *path: str, default: Any = None) -> Any:
+        node: Any = self.values
+        for key in path:
+            if not isinstance(node, Mapping) or key not in node:
+                return default
+            node = node[key]
+        return node
+
+    def runs_kubelet_plugin(self) -> bool:
+        if self.kind == "nvidia-dra":
+            return truthy(self._get("resources", "gpus", "enabled", default=True))
+        if self.kind == "tpu-dra":
+            return True
+        return False
+
+    def runs_device_plugin(self) -> bool:
+        return self.kind == "nvidia-device-plugin" and truthy(self._get("devicePlugin", "enabled", default=True))
+
+    def labels_gpu_nodes_with_nfd(self) -> bool:
+        """The device plugin chart's GFD/NFD sub-charts label every NVIDIA node with NFD's PCI label."""
+        return self.kind == "nvidia-device-plugin" and (
+            truthy(self._get("gfd", "enabled", default=False)) or truthy(self._get("nfd", "enabled", default=False)))
+
+    def plugin_placement(self) -> PodPlacement:
+        """nodeSelector/affinity/tolerations of the node-level pod (kubelet plugin or device plugin)."""
+        scope = self.values if self.kind == "nvidia-device-plugin" else (self._get("kubeletPlugin") or {})
+        return PodPlacement(
+            node_selector=dict(scope.get("nodeSelector") or {}),
+            affinity=scope.get("affinity") or None,
+            tolerations=list(scope.get("tolerations") or []),
+        )
+
+    def critical_pods(self) -> list[tuple[str, str]]:
+        """(values key, priorityClassName) for every pod the release runs with a ``system-*`` priority."""
+        pods: list[tuple[str, Any]] = []
+        if self.kind == "nvidia-dra":
+            compute_domains = truthy(self._get("resources", "computeDomains", "enabled"))
+            if self.runs_kubelet_plugin() or compute_domains:
+                pods.append(("kubeletPlugin.priorityClassName", self._get("kubeletPlugin", "priorityClassName")))
+            if compute_domains:
+                pods.append(("controller.priorityClassName", self._get("controller", "priorityClassName")))
+            if truthy(self._get("webhook", "enabled")):
+                pods.append(("webhook.priorityClassName", self._get("webhook", "priorityClassName")))
+        elif self.kind == "tpu-dra":
+            pods.append(("kubeletPlugin.priorityClassName", self._get("kubeletPlugin", "priorityClassName")))
+        elif self.runs_device_plugin():
+            pods.append(("priorityClassName", self._get("priorityClassName")))
+        return [(key, str(p)) for key, p in pods if str(p or "").startswith("system-")]
+
+    def device_classes(self) -> tuple[str, ...]:
+        if self.kind == "nvidia-dra":
+            classes: tuple[str, ...] = ()
+            if truthy(self._get("resources", "gpus", "enabled", default=True)):
+                classes += NVIDIA_GPU_CLASSES
+            if truthy(self._get("resources", "computeDomains", "enabled", default=True)):
+                classes += NVIDIA_COMPUTE_DOMAIN_CLASSES
+            return classes
+        if self.kind == "tpu-dra":
+            return TPU_CLASSES
+        return ()

@@ -1,0 +1,111 @@
+"""The pack's policies: one pure validator per rule, wired to its name and enforcement level.
+
+Importing this module starts nothing; ``policies/__main__.py`` hands
+:data:`POLICIES` to a ``PolicyPack``. Levels can be overridden per stack with
+``pulumi preview --policy-pack-config <file.json>`` (see docs/policies.md).
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    ResourceValidationPolicy,
+    StackValidationPolicy,
+)
+
+from policies.rules.capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
+from policies.rules.claims import validate_claim_follows_compute_class, validate_claim_shape
+from policies.rules.gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
+from policies.rules.placement import validate_device_plugin_isolation, validate_dra_pool_served
+from policies.rules.security import (
+    validate_no_public_inference_endpoint,
+    validate_pinned_charts,
+    validate_secrets_from_secret_store,
+)
+from policies.rules.versions import validate_kubernetes_version
+
+PACK_NAME = "gpu-fungibility-policies"
+MANDATORY = EnforcementLevel.MANDATORY
+ADVISORY = EnforcementLevel.ADVISORY
+
+_STRING_LIST = {"type": "array", "items": {"type": "string"}}
+
+POLICIES: list[Policy] = [
+    StackValidationPolicy(
+        name="dra-device-plugin-isolation",
+        description="The NVIDIA device plugin and the NVIDIA DRA kubelet plugin never run on the same node.",
+        validate=validate_device_plugin_isolation,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="dra-pool-served",
+        description="Every DRA-labelled pool is selected and tolerated by its DRA kubelet plugin.",
+        validate=validate_dra_pool_served,
+        enforcement_level=MANDATORY,
+    ),
+    ResourceValidationPolicy(
+        name="dra-kubernetes-version",
+        description="Clusters run Kubernetes 1.34 or later (DRA resource.k8s.io/v1).",
+        validate=validate_kubernetes_version,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="gke-dra-driver-install",
+        description="GKE DRA pools disable GKE's driver installation and the stack installs the driver itself.",
+        validate=validate_gke_dra_driver_install,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="gke-critical-priority-quota",
+        description="On GKE, driver pods with a system-* priority class have a ResourceQuota admitting them.",
+        validate=validate_gke_critical_priority_quota,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="claim-shape",
+        description="Device requests are well-formed: one of exactly/firstAvailable, at most 8 alternatives, "
+                    "existing device classes, compiling CEL selectors.",
+        validate=validate_claim_shape,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="claim-follows-compute-class",
+        description="A workload's claim alternatives are its compute class's pools, in the same order.",
+        validate=validate_claim_follows_compute_class,
+        enforcement_level=MANDATORY,
+    ),
+    ResourceValidationPolicy(
+        name="accelerator-pools-spot",
+        description="Accelerator pools use spot capacity unless marked as the on-demand fallback.",
+        validate=validate_accelerator_pools_spot,
+        enforcement_level=ADVISORY,
+        config_schema=PolicyConfigSchema(properties={"onDemandPools": _STRING_LIST}),
+    ),
+    ResourceValidationPolicy(
+        name="no-public-inference-endpoint",
+        description="LoadBalancer Services are internal unless allowed by policy config.",
+        validate=validate_no_public_inference_endpoint,
+        enforcement_level=MANDATORY,
+        config_schema=PolicyConfigSchema(properties={"allowedPublicServices": _STRING_LIST}),
+    ),
+    ResourceValidationPolicy(
+        name="secrets-from-secret-store",
+        description="Model tokens come from Kubernetes Secrets (secretKeyRef), never literal values.",
+        validate=validate_secrets_from_secret_store,
+        enforcement_level=MANDATORY,
+    ),
+    ResourceValidationPolicy(
+        name="pinned-charts",
+        description="Every Helm release pins an exact chart version.",
+        validate=validate_pinned_charts,
+        enforcement_level=MANDATORY,
+    ),
+    ResourceValidationPolicy(
+        name="eks-dra-scale-from-zero",
+        description="EKS DRA node groups keep min >= 1 (the autoscaler cannot scale DRA groups from zero on AWS).",
+        validate=validate_eks_dra_scale_from_zero,
+        enforcement_level=ADVISORY,
+    ),
+]

@@ -1,0 +1,62 @@
+"""Capacity rules (resource, advisory).
+
+``accelerator-pools-spot``: accelerator pools use spot capacity unless marked
+as the deliberate on-demand fallback: a node label ``on-demand-fallback=true``
+(any prefix, e.g. ``gpu-fungibility.dev/on-demand-fallback``), a GKE resource
+label / EKS tag ``on-demand-fallback: "true"``, or the pool's name in the
+policy config ``onDemandPools`` list.
+
+``eks-dra-scale-from-zero``: an EKS node group labelled ``nvidia.com/gpu.dra=true``
+with ``scalingConfig.minSize: 0``. The upstream Cluster Autoscaler cannot model
+DRA devices on AWS, so such a group never scales up for a pending claim.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs
+
+from policies import facts
+from policies.rules.common import config_list
+from policies.stack_view import EKS_NODE_GROUP, GKE_NODE_POOL, Pool, eks_pool, gke_pool, res_of
+
+
+def pool_of(args: ResourceValidationArgs) -> Pool | None:
+    if args.resource_type == GKE_NODE_POOL:
+        return gke_pool(res_of(args))
+    if args.resource_type == EKS_NODE_GROUP:
+        return eks_pool(res_of(args))
+    return None
+
+
+def marked_on_demand_fallback(pool: Pool, allowed: list[str]) -> bool:
+    if pool.pool_name in allowed or pool.resource_name in allowed:
+        return True
+    labels = {k.rsplit("/", 1)[-1]: v for k, v in pool.labels.items()}
+    return labels.get(facts.ON_DEMAND_FALLBACK) == "true" or pool.resource_labels.get(facts.ON_DEMAND_FALLBACK) == "true"
+
+
+def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    pool = pool_of(args)
+    if pool is None or pool.family not in ("gpu", "tpu") or pool.spot:
+        return
+    if marked_on_demand_fallback(pool, config_list(args.get_config(), "onDemandPools")):
+        return
+    report_violation(
+        f"{pool.title} ({pool.accelerator_type or pool.family}) is on-demand. Use spot capacity, or mark it as the "
+        f"deliberate on-demand fallback (node label {facts.ON_DEMAND_FALLBACK}=true, or list it in this policy's "
+        "onDemandPools config).",
+        None,
+    )
+
+
+def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != EKS_NODE_GROUP:
+        return
+    pool = eks_pool(res_of(args))
+    if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:
+        report_violation(
+            f"{pool.title} is a DRA node group with scalingConfig.minSize 0: the Cluster Autoscaler cannot model DRA "
+            "devices on AWS, so it will not scale this group up from zero for a pending claim. Keep minSize >= 1 "
+            "for a group that must serve claims.",
+            None,
+        )

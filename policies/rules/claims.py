@@ -1,0 +1,346 @@
+"""DRA claim rules (stack).
+
+``claim-shape``: every DeviceRequest of a ResourceClaim / ResourceClaimTemplate
+sets exactly one of ``exactly`` and ``firstAvailable``; ``firstAvailable`` holds
+1 to 8 subrequests; every device class it names exists (a DeviceClass in the
+stack, or one a driver release in the stack creates); every CEL selector (of
+requests and of DeviceClasses) compiles.
+
+``claim-follows-compute-class``: a workload's claim alternatives are its
+compute class's pools, in order, and its pods can run on each of them. On GKE the class is the pod's
+``cloud.google.com/compute-class`` nodeSelector and its order the ComputeClass
+``priorities[].nodepools``: the ``firstAvailable`` subrequest names must equal
+that list. On EKS the order lives in the Cluster Autoscaler priority expander
+ConfigMap (``cluster-autoscaler-priority-expander``, ``data.priorities``): each
+alternative's node group must match a priority regex, and the alternatives'
+priorities must strictly decrease (first alternative = highest priority).
+On both clouds, the pool of every alternative must admit the workload's pods
+(nodeSelector, required affinity, tolerations; GKE adds the compute-class
+toleration to pods selecting a class), and a claim without named alternatives
+must fit at least one pool of its device family.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from policies import facts
+from policies.cel import compile_error
+from policies.k8s_scheduling import PodPlacement, evaluate
+from policies.rules.common import pod_spec
+from policies.stack_view import WORKLOAD_KINDS, Pool, Res, StackView, dig
+
+MAX_SUBREQUESTS = 8
+PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
+
+
+def claim_requests(res: Res) -> list[Mapping[str, Any]]:
+    """The DeviceRequests of a ResourceClaim (``spec.devices``) or template (``spec.spec.devices``)."""
+    path = ("spec", "spec", "devices", "requests") if res.kind == "ResourceClaimTemplate" or res.type.endswith(
+        ":ResourceClaimTemplate") else ("spec", "devices", "requests")
+    return [r for r in dig(res.props, *path, default=[]) or [] if isinstance(r, Mapping)]
+
+
+def _selector_expressions(selectors: Any) -> Iterator[str]:
+    for selector in selectors or []:
+        if isinstance(selector, Mapping):
+            yield str(dig(selector, "cel", "expression", default=""))
+
+
+def request_problems(request: Mapping[str, Any], known_classes: set[str]) -> list[str]:
+    """Everything wrong with one DeviceRequest (empty when it is well-formed)."""
+    name = request.get("name") or "<unnamed>"
+    problems: list[str] = []
+    exactly = request.get("exactly")
+    first_available = request.get("firstAvailable")
+    if (exactly is None) == (first_available is None):
+        which = "both" if exactly is not None else "neither"
+        problems.append(f"request {name} sets {which} of exactly/firstAvailable (exactly one is required)")
+    alternatives: list[tuple[str, Mapping[str, Any]]] = []
+    if isinstance(exactly, Mapping):
+        alternatives.append((f"request {name}", exactly))
+    if first_available is not None:
+        subrequests = [s for s in first_available or [] if isinstance(s, Mapping)]
+        if not subrequests:
+            problems.append(f"request {name} has an empty firstAvailable list")
+        if len(subrequests) > MAX_SUBREQUESTS:
+            problems.append(f"request {name} has {len(subrequests)} firstAvailable subrequests; "
+                            f"DRA allows at most {MAX_SUBREQUESTS}")
+        alternatives.extend((f"request {name}/{s.get('name') or '<unnamed>'}", s) for s in subrequests)
+    for where, alternative in alternatives:
+        device_class = alternative.get("deviceClassName")
+        if not device_class:
+            problems.append(f"{where} names no deviceClassName")
+        elif device_class not in known_classes:
+            problems.append(f"{where} uses device class {device_class}, which neither the stack nor a driver in it "
+                            "creates")
+        for expression in _selector_expressions(alternative.get("selectors")):
+            error = compile_error(expression)
+            if error:
+                problems.append(f"{where}: CEL selector {expression!r} does not compile: {error}")
+    return problems
+
+
+def known_device_classes(view: StackView) -> set[str]:
+    classes = {r.k8s_name for r in view.k8s("DeviceClass")}
+    for release in view.releases:
+        classes.update(release.device_classes())
+    return classes
+
+
+def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    view = StackView.from_policy_resources(args.resources)
+    known = known_device_classes(view)
+    for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
+        problems = [p for request in claim_requests(claim) for p in request_problems(request, known)]
+        if not claim_requests(claim):
+            problems.append("it has no device requests")
+        for problem in problems:
+            report_violation(f"{claim.kind or 'claim'} {claim.k8s_name}: {problem}", claim.urn)
+    for device_class in view.k8s("DeviceClass"):
+        for expression in _selector_expressions(dig(device_class.props, "spec", "selectors")):
+            error = compile_error(expression)
+            if error:
+                report_violation(f"DeviceClass {device_class.k8s_name}: CEL selector {expression!r} does not "
+                                 f"compile: {error}", device_class.urn)
+
+
+# ---- claim-follows-compute-class -------------------------------------------------------
+
+
+def _workloads(view: StackView) -> Iterator[tuple[Res, Mapping[str, Any]]]:
+    for res in view.resources:
+        if res.type.startswith("kubernetes:") and res.type.rsplit(":", 1)[-1] in WORKLOAD_KINDS:
+            spec = pod_spec(res)
+            if spec is not None:
+                yield res, spec
+
+
+def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[Res]:
+    """The claim objects (templates or shared claims) a pod spec references, when the stack creates them."""
+    namespace = workload.k8s_namespace
+    found: list[Res] = []
+    for ref in spec.get("resourceClaims") or []:
+        if not isinstance(ref, Mapping):
+            continue
+        if ref.get("resourceClaimTemplateName"):
+            kind, name = "ResourceClaimTemplate", ref["resourceClaimTemplateName"]
+        elif ref.get("resourceClaimName"):
+            kind, name = "ResourceClaim", ref["resourceClaimName"]
+        else:
+            continue
+        found.extend(c for c in view.k8s(kind) if c.k8s_name == name and c.k8s_namespace == namespace)
+    return found
+
+
+def _compute_class_of(spec: Mapping[str, Any]) -> str | None:
+    selected = (spec.get("nodeSelector") or {}).get(facts.GKE_COMPUTE_CLASS)
+    if selected:
+        return str(selected)
+    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms", default=[]) or []
+    for term in terms:
+        for expression in (term or {}).get("matchExpressions") or []:
+            values = expression.get("values") or []
+            if expression.get("key") == facts.GKE_COMPUTE_CLASS and expression.get("operator") == "In" \
+                    and len(values) == 1:
+                return str(values[0])
+    return None
+
+
+def _alternatives(claim: Res) -> list[tuple[str, list[str]]]:
+    """(request name, [subrequest names]) for each request; ``exactly`` counts as one unnamed alternative."""
+    result = []
+    for request in claim_requests(claim):
+        if request.get("firstAvailable") is not None:
+            names = [str(s.get("name")) for s in request["firstAvailable"] or [] if isinstance(s, Mapping)]
+        else:
+            names = []
+        result.append((str(request.get("name") or "<unnamed>"), names))
+    return result
+
+
+def _gke_checks(view: StackView, report_violation: ReportViolation) -> None:
+    classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
+    pool_names = {p.pool_name for p in view.pools}
+    for name, compute_class in classes.items():
+        for pool in _class_pools(compute_class):
+            if pool not in pool_names:
+                report_violation(f"ComputeClass {name} lists node pool {pool}, which the stack does not create",
+                                 compute_class.urn)
+    for workload, spec in _workloads(view):
+        class_name = _compute_class_of(spec)
+        if not class_name:
+            continue
+        compute_class = classes.get(class_name)
+        if compute_class is None:
+            report_violation(f"{workload.kind} {workload.k8s_name} selects compute class {class_name}, which the "
+                             "stack does not create", workload.urn)
+            continue
+        expected = _class_pools(compute_class)
+        for claim in _claims_of(view, workload, spec):
+            for request, names in _alternatives(claim):
+                if names == expected or (not names and len(expected) <= 1):
+                    continue
+                got = names or ["a single `exactly` alternative"]
+                report_violation(
+                    f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request} tries "
+                    f"[{', '.join(got)}] but compute class {class_name} scales up [{', '.join(expected)}]; the claim's "
+                    "firstAvailable alternatives must be the class's pools in the same order",
+                    workload.urn,
+                )
+
+
+def _class_pools(compute_class: Res) -> list[str]:
+    return [str(p) for priority in dig(compute_class.props, "spec", "priorities", default=[]) or []
+            if isinstance(priority, Mapping) for p in priority.get("nodepools") or []]
+
+
+def _expander_priorities(configmap: Res) -> list[tuple[int, str]] | str:
+    """[(priority, regex)] from the ConfigMap's ``data.priorities``, or an error message."""
+    text = dig(configmap.props, "data", "priorities")
+    try:
+        parsed = yaml.safe_load(text) if isinstance(text, str) else text
+    except yaml.YAMLError as exc:
+        return f"data.priorities is not YAML ({exc.__class__.__name__})"
+    if not isinstance(parsed, Mapping):
+        return "data.priorities is not a mapping of priority -> [node group regex]"
+    pairs: list[tuple[int, str]] = []
+    for priority, patterns in parsed.items():
+        try:
+            value = int(priority)
+        except (TypeError, ValueError):
+            return f"priority {priority!r} is not an integer"
+        for pattern in patterns if isinstance(patterns, list) else [patterns]:
+            pairs.append((value, str(pattern)))
+    return pairs
+
+
+def _node_group_priority(pool: Pool, priorities: list[tuple[int, str]]) -> int | None:
+    """The highest priority whose regex matches the node group (its name or its managed ASG name)."""
+    candidates = (pool.pool_name, f"eks-{pool.pool_name}-00000000-0000-0000-0000-000000000000")
+    matched = []
+    for value, pattern in priorities:
+        try:
+            if any(re.search(pattern, c) for c in candidates):
+                matched.append(value)
+        except re.error:
+            continue
+    return max(matched) if matched else None
+
+
+def _pool_for(alternative: str, pools: list[Pool]) -> Pool | None:
+    exact = [p for p in pools if alternative in (p.pool_name, p.resource_name)]
+    if exact:
+        return exact[0]
+    suffixed = [p for p in pools if p.pool_name.endswith(f"-{alternative}") or p.resource_name.endswith(f"-{alternative}")]
+    return suffixed[0] if len(suffixed) == 1 else None
+
+
+def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
+    configmaps = [c for c in view.k8s("ConfigMap") if c.k8s_name == PRIORITY_EXPANDER_CONFIGMAP]
+    for release in view.of_type("kubernetes:helm.sh/v3:Release"):
+        if str(release.props.get("chart") or "").rstrip("/").rsplit("/", 1)[-1] == "cluster-autoscaler":
+            expander = str(dig(release.props, "values", "extraArgs", "expander", default=""))
+            if "priority" not in expander:
+                report_violation("the Cluster Autoscaler release does not use the priority expander "
+                                 "(values.extraArgs.expander: priority), so node groups scale up in no set order",
+                                 release.urn)
+    gpu_pools = [p for p in view.pools if p.family == "gpu"]
+    for workload, spec in _workloads(view):
+        for claim in _claims_of(view, workload, spec):
+            for request, names in _alternatives(claim):
+                if len(names) < 2:
+                    continue
+                where = f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request}"
+                if not configmaps:
+                    report_violation(f"{where} has {len(names)} alternatives but the stack has no "
+                                     f"{PRIORITY_EXPANDER_CONFIGMAP} ConfigMap, so the autoscaler does not follow "
+                                     "that order", workload.urn)
+                    continue
+                priorities = _expander_priorities(configmaps[0])
+                if isinstance(priorities, str):
+                    report_violation(f"{PRIORITY_EXPANDER_CONFIGMAP}: {priorities}", configmaps[0].urn)
+                    continue
+                ranked: list[tuple[str, int | None]] = []
+                for alternative in names:
+                    pool = _pool_for(alternative, gpu_pools)
+                    if pool is None:
+                        report_violation(f"{where}: alternative {alternative} names no node group in the stack",
+                                         workload.urn)
+                        ranked = []
+                        break
+                    ranked.append((alternative, _node_group_priority(pool, priorities)))
+                missing = [a for a, p in ranked if p is None]
+                if missing:
+                    report_violation(f"{where}: node group(s) of {', '.join(missing)} match no regex in "
+                                     f"{PRIORITY_EXPANDER_CONFIGMAP}", workload.urn)
+                    continue
+                values = [p for _, p in ranked]
+                if ranked and any(a <= b for a, b in zip(values, values[1:], strict=False)):
+                    order = ", ".join(f"{a} (priority {p})" for a, p in ranked)
+                    report_violation(f"{where}: alternatives [{order}] do not have strictly decreasing autoscaler "
+                                     "priorities, so scale-up order and claim order differ", workload.urn)
+
+
+def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
+    """A workload pod's placement, with the toleration GKE adds to pods that select a compute class."""
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
+    compute_class = _compute_class_of(spec)
+    if cloud == "gke" and compute_class:
+        tolerations.append({"key": facts.GKE_COMPUTE_CLASS, "operator": "Equal", "value": compute_class,
+                            "effect": "NoSchedule"})
+    return PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), tolerations, daemon=False)
+
+
+def _claim_device_classes(claim: Res) -> set[str]:
+    classes = set()
+    for request in claim_requests(claim):
+        for alternative in [request.get("exactly"), *(request.get("firstAvailable") or [])]:
+            if isinstance(alternative, Mapping) and alternative.get("deviceClassName"):
+                classes.add(str(alternative["deviceClassName"]))
+    return classes
+
+
+def _admission_checks(view: StackView, report_violation: ReportViolation) -> None:
+    """Every pool a claim alternative names admits the workload's pods; some pool admits them at all."""
+    for workload, spec in _workloads(view):
+        claims = _claims_of(view, workload, spec)
+        if not claims:
+            continue
+        placement = pod_placement(spec, view.cloud)
+        named: list[tuple[str, Pool]] = []
+        for claim in claims:
+            for _, names in _alternatives(claim):
+                named.extend((n, p) for n in names if (p := _pool_for(n, view.pools)) is not None)
+        where = f"{workload.kind} {workload.k8s_name}"
+        for alternative, pool in named:
+            verdict = evaluate(placement, pool.node_labels, pool.taints)
+            if not verdict.runs:
+                report_violation(f"{where}: claim alternative {alternative} is {pool.title}, but the pods cannot run "
+                                 f"there ({'; '.join(verdict.reasons)}), so that alternative can never be allocated",
+                                 workload.urn)
+        if named:
+            continue
+        families = {"gpu" if c.endswith("nvidia.com") else "tpu" if c.endswith("google.com") else "other"
+                    for claim in claims for c in _claim_device_classes(claim)}
+        candidates = [p for p in view.accelerator_pools() if p.family in families]
+        if candidates and not any(evaluate(placement, p.node_labels, p.taints).runs for p in candidates):
+            report_violation(f"{where}: its pods fit none of the pools that can serve its claim "
+                             f"({', '.join(p.pool_name for p in candidates)}), so they would pend forever",
+                             workload.urn)
+
+
+def validate_claim_follows_compute_class(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    view = StackView.from_policy_resources(args.resources)
+    if view.cloud == "eks":
+        _eks_checks(view, report_violation)
+    else:
+        _gke_checks(view, report_violation)
+    _admission_checks(view, report_violation)
+

@@ -1,0 +1,104 @@
+"""Which node-level plugins run on each accelerator pool (stack rules).
+
+``dra-device-plugin-isolation``: the NVIDIA device plugin and the NVIDIA DRA
+kubelet plugin must never run on the same node (both would advertise and
+prepare the same GPUs). ``dra-pool-served``: a pool labelled for DRA must be
+selected *and* tolerated by its DRA kubelet plugin, or every claim on it pends.
+
+Both decide it the way Kubernetes would, from each pool's node labels and
+taints (:mod:`policies.stack_view`) against each plugin's effective placement
+(:mod:`policies.charts`, :mod:`policies.k8s_scheduling`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from policies import facts
+from policies.charts import DriverRelease
+from policies.k8s_scheduling import Verdict, evaluate
+from policies.stack_view import Pool, StackView
+
+
+@dataclass(frozen=True)
+class PoolPlugins:
+    pool: Pool
+    device_plugins: list[str]  # descriptions of every device plugin that runs there
+    dra_plugins: list[DriverRelease]  # DRA releases whose kubelet plugin runs there
+    dra_verdicts: dict[str, Verdict]  # release name -> verdict, for every DRA release of the pool's family
+
+
+def _dra_kind(pool: Pool) -> str:
+    return "nvidia-dra" if pool.family == "gpu" else "tpu-dra"
+
+
+def plugins_on(pool: Pool, view: StackView) -> PoolPlugins:
+    """Every device plugin and DRA kubelet plugin that would run on the pool's nodes."""
+    device_plugins: list[str] = []
+    if pool.cloud == "gke" and pool.family == "gpu" and pool.node_labels.get(facts.GKE_NO_DEFAULT_DEVICE_PLUGIN) != "true":
+        device_plugins.append(
+            f"GKE's default NVIDIA device plugin (the pool lacks {facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true)")
+    if pool.cloud == "gke" and pool.family == "tpu" and pool.node_labels.get(facts.GKE_TPU_DRA_DRIVER) != "true":
+        device_plugins.append(f"GKE's default TPU device plugin (the pool lacks {facts.GKE_TPU_DRA_DRIVER}=true)")
+    if pool.cloud == "eks" and pool.family == "gpu" and pool.ami_type in facts.EKS_AMIS_WITH_DEVICE_PLUGIN:
+        device_plugins.append(f"the NVIDIA device plugin built into {pool.ami_type} nodes")
+    if pool.family == "gpu":
+        for release in view.releases_of("nvidia-device-plugin"):
+            if release.runs_device_plugin() and evaluate(release.plugin_placement(), pool.node_labels, pool.taints).runs:
+                device_plugins.append(release.label)
+    verdicts: dict[str, Verdict] = {}
+    dra_plugins: list[DriverRelease] = []
+    for release in view.releases_of(_dra_kind(pool)):
+        if not release.runs_kubelet_plugin():
+            verdicts[release.name] = Verdict(False, ("its kubelet plugin is disabled (resources.gpus.enabled)",))
+            continue
+        verdict = evaluate(release.plugin_placement(), pool.node_labels, pool.taints)
+        verdicts[release.name] = verdict
+        if verdict.runs:
+            dra_plugins.append(release)
+    return PoolPlugins(pool, device_plugins, dra_plugins, verdicts)
+
+
+def validate_device_plugin_isolation(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """No accelerator pool runs both a device plugin and a DRA kubelet plugin."""
+    view = StackView.from_policy_resources(args.resources)
+    for pool in view.accelerator_pools():
+        found = plugins_on(pool, view)
+        if found.device_plugins and found.dra_plugins:
+            dra = ", ".join(f"the DRA kubelet plugin of {r.label}" for r in found.dra_plugins)
+            report_violation(
+                f"{pool.title}: {dra} and {' and '.join(found.device_plugins)} would both run on its nodes "
+                "and manage the same devices. Keep the device plugin off DRA pools "
+                f"({facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true on GKE, a device-plugin affinity excluding "
+                f"{facts.GPU_DRA}=true) or keep the DRA plugin off this pool.",
+                pool.urn,
+            )
+
+
+def validate_dra_pool_served(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """Every DRA-labelled pool is selected and tolerated by its DRA kubelet plugin."""
+    view = StackView.from_policy_resources(args.resources)
+    for pool in view.accelerator_pools():
+        found = plugins_on(pool, view)
+        dra_labelled = pool.nvidia_dra_labelled or pool.tpu_dra_labelled
+        if dra_labelled and not found.dra_plugins:
+            driver = "NVIDIA GPU" if pool.family == "gpu" else "TPU"
+            if not found.dra_verdicts:
+                why = f"the stack installs no {driver} DRA driver release"
+            else:
+                why = "; ".join(f"{name}: {', '.join(v.reasons)}" for name, v in sorted(found.dra_verdicts.items()))
+            report_violation(
+                f"{pool.title} is labelled for DRA but the {driver} DRA kubelet plugin will not run on its nodes "
+                f"({why}), so claims for its devices would pend forever.",
+                pool.urn,
+            )
+        elif (pool.cloud == "gke" and pool.family == "gpu"
+              and pool.node_labels.get(facts.GKE_NO_DEFAULT_DEVICE_PLUGIN) == "true"
+              and not found.dra_plugins and not found.device_plugins):
+            report_violation(
+                f"{pool.title} disables GKE's default device plugin ({facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true) "
+                "but neither a DRA kubelet plugin nor a device plugin runs on its nodes: its GPUs can never be used.",
+                pool.urn,
+            )

@@ -1,0 +1,55 @@
+"""``dra-kubernetes-version`` (resource): DRA (resource.k8s.io/v1) needs Kubernetes 1.34 or later.
+
+Checks the GKE cluster's ``minMasterVersion`` (``latest`` is accepted; unset
+leaves the version to the release channel's default, which may be older), a
+GKE node pool's ``version`` when set, and the EKS cluster's ``version``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs
+
+from policies.stack_view import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
+
+MIN_VERSION = (1, 34)
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?$")
+
+
+def parse_minor(version: str) -> tuple[int, int] | None:
+    match = _VERSION.match(version.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def version_problem(version: object, field: str, required: bool) -> str | None:
+    """Why this version field is unacceptable for DRA, or None."""
+    if version in (None, ""):
+        if not required:
+            return None
+        return (f"{field} is not set, so the version is whatever the platform defaults to, which may be older than "
+                f"{MIN_VERSION[0]}.{MIN_VERSION[1]}; set it to {MIN_VERSION[0]}.{MIN_VERSION[1]} or later")
+    text = str(version)
+    if text == UNKNOWN or text.lower() == "latest":
+        return None
+    minor = parse_minor(text)
+    if minor is None:
+        return f"{field} {text!r} is not a Kubernetes version such as \"1.34\""
+    if minor < MIN_VERSION:
+        return (f"{field} is {text}: DRA (resource.k8s.io/v1, firstAvailable) needs Kubernetes "
+                f"{MIN_VERSION[0]}.{MIN_VERSION[1]} or later")
+    return None
+
+
+def validate_kubernetes_version(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type == GKE_CLUSTER:
+        field, required = "minMasterVersion", True
+    elif args.resource_type == GKE_NODE_POOL:
+        field, required = "version", False
+    elif args.resource_type == EKS_CLUSTER:
+        field, required = "version", True
+    else:
+        return
+    problem = version_problem(plain(args.props).get(field), field, required)
+    if problem:
+        report_violation(problem, None)

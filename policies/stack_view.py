@@ -1,0 +1,259 @@
+"""Read a stack's resources the way the rules need them.
+
+The engine hands a policy each resource's properties (camelCase, as the
+provider schema spells them) behind a proxy that raises on values unknown
+during preview. :func:`plain` turns them into plain dicts (unknowns become
+``"[unknown]"``) so that a rule never stops on an unrelated unknown value.
+
+:class:`Pool` is one accelerator node pool (GKE ``NodePool`` / EKS
+``NodeGroup``) with the labels and taints its nodes will carry: the ones the
+stack sets plus the ones the cloud adds (GKE labels GPU nodes with the
+accelerator and taints them ``nvidia.com/gpu=present:NoSchedule``; TPU nodes
+likewise with ``google.com/tpu``; EKS labels every node with its node group and
+capacity type).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pulumi_policy.proxy import _DictProxy, _is_unknown, _ListProxy
+
+from policies import facts
+from policies.charts import DriverRelease, chart_kind, coalesce, defaults_for
+from policies.k8s_scheduling import Taint, taint_from_api
+
+UNKNOWN = "[unknown]"
+
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+K8S_PREFIX = "kubernetes:"
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
+
+Family = Literal["gpu", "tpu", "cpu"]
+
+
+def plain(value: Any) -> Any:
+    """Properties as plain Python values; preview-unknown values become ``"[unknown]"``."""
+    if isinstance(value, _DictProxy):
+        return {k: plain(v) for k, v in value["__target"].items()}
+    if isinstance(value, _ListProxy):
+        return [plain(v) for v in value["__target"]]
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if _is_unknown(value):
+        return UNKNOWN
+    return value
+
+
+def dig(node: Any, *path: str | int, default: Any = None) -> Any:
+    """``node[path[0]][path[1]]...`` or ``default`` when any step is missing."""
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                return default
+        elif not isinstance(node, Mapping) or key not in node:
+            return default
+        node = node[key]
+    return default if node is None else node
+
+
+@dataclass(frozen=True)
+class Res:
+    """One resource: type, URN, name and plain properties."""
+
+    type: str
+    urn: str
+    name: str
+    props: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.props.get("kind") or "")
+
+    @property
+    def k8s_name(self) -> str:
+        return str(dig(self.props, "metadata", "name", default="") or self.name)
+
+    @property
+    def k8s_namespace(self) -> str:
+        return str(dig(self.props, "metadata", "namespace", default="") or "default")
+
+
+def res_of(resource: Any) -> Res:
+    """A :class:`Res` from a ``PolicyResource`` or ``ResourceValidationArgs``."""
+    return Res(resource.resource_type, resource.urn, resource.name, plain(resource.props))
+
+
+# ---- pools ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pool:
+    urn: str
+    resource_name: str
+    pool_name: str  # the node pool / node group name the cloud knows
+    cloud: Literal["gke", "eks"]
+    family: Family
+    labels: dict[str, str]  # what the stack sets
+    node_labels: dict[str, str]  # every label a node ends up with
+    taints: tuple[Taint, ...]  # every taint a node ends up with
+    spot: bool
+    min_size: int | None
+    accelerator_type: str | None
+    accelerator_count: int
+    gpu_driver_version: str | None = None  # GKE gpuDriverInstallationConfig.gpuDriverVersion
+    ami_type: str | None = None  # EKS
+    resource_labels: dict[str, str] = field(default_factory=dict)  # GKE resourceLabels / EKS tags
+
+    @property
+    def title(self) -> str:
+        return f"pool {self.pool_name}"
+
+    @property
+    def nvidia_dra_labelled(self) -> bool:
+        """Labelled for the NVIDIA DRA driver (seed 000 on GKE, seed 004 on EKS)."""
+        return self.family == "gpu" and (
+            self.labels.get(facts.GPU_DRA) == "true" or self.labels.get(facts.GKE_GPU_DRA_DRIVER) == "true")
+
+    @property
+    def tpu_dra_labelled(self) -> bool:
+        return self.family == "tpu" and self.labels.get(facts.GKE_TPU_DRA_DRIVER) == "true"
+
+
+def _str_map(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, Mapping):
+        return {}
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in raw.items()}
+
+
+def _int_or_none(raw: Any) -> int | None:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
+    node_config = res.props.get("nodeConfig") or {}
+    machine_type = str(node_config.get("machineType") or "")
+    accelerators = [a for a in (node_config.get("guestAccelerators") or []) if isinstance(a, Mapping)]
+    shape = facts.gke_machine_shape(machine_type)
+    accelerator_type = str(accelerators[0].get("type")) if accelerators else (shape.accelerator if shape else None)
+    count = _int_or_none(accelerators[0].get("count")) if accelerators else (shape.count if shape else 0)
+    family: Family = "cpu"
+    if accelerator_type and accelerator_type.startswith("tpu-") or machine_type.startswith(facts.TPU_MACHINE_PREFIXES):
+        family = "tpu"
+    elif accelerator_type:
+        family = "gpu"
+    pool_name = str(res.props.get("name") or res.name)
+    spot = bool(node_config.get("spot")) or bool(node_config.get("preemptible"))
+    labels = _str_map(node_config.get("labels"))
+    added: dict[str, str] = {facts.GKE_NODEPOOL: pool_name}
+    if spot:
+        added[facts.GKE_SPOT] = "true"
+    taints = [taint_from_api(t) for t in node_config.get("taints") or [] if isinstance(t, Mapping)]
+    if family == "gpu":
+        added[facts.GKE_ACCELERATOR] = str(accelerator_type)
+        taints.append(Taint(facts.GPU_TAINT_KEY, "present", "NoSchedule"))
+        if nfd_labels_gpus:
+            added[facts.NFD_NVIDIA_PCI] = "true"
+    elif family == "tpu":
+        added[facts.GKE_TPU_ACCELERATOR] = str(accelerator_type or "")
+        if shape and shape.topology:
+            added[facts.GKE_TPU_TOPOLOGY] = shape.topology
+        taints.append(Taint(facts.TPU_TAINT_KEY, "present", "NoSchedule"))
+    driver = dig(accelerators, 0, "gpuDriverInstallationConfig", "gpuDriverVersion") if accelerators else None
+    autoscaling = res.props.get("autoscaling") or {}
+    min_size = _int_or_none(autoscaling.get("minNodeCount", autoscaling.get("totalMinNodeCount")))
+    return Pool(
+        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="gke", family=family,
+        labels=labels, node_labels={**added, **labels}, taints=tuple(taints), spot=spot, min_size=min_size,
+        accelerator_type=accelerator_type, accelerator_count=count or 0,
+        gpu_driver_version=str(driver) if driver else None,
+        resource_labels=_str_map(node_config.get("resourceLabels")),
+    )
+
+
+def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
+    props = res.props
+    ami_type = str(props.get("amiType") or "")
+    instance_types = [str(t) for t in props.get("instanceTypes") or []]
+    shape = next((s for s in map(facts.eks_instance_shape, instance_types) if s), None)
+    family: Family = "gpu" if (shape or "NVIDIA" in ami_type.upper()) else "cpu"
+    pool_name = str(props.get("nodeGroupName") or res.name)
+    spot = str(props.get("capacityType") or "ON_DEMAND").upper() == "SPOT"
+    labels = _str_map(props.get("labels"))
+    added = {facts.EKS_NODEGROUP: pool_name, facts.EKS_CAPACITY_TYPE: "SPOT" if spot else "ON_DEMAND"}
+    if family == "gpu" and nfd_labels_gpus:
+        added[facts.NFD_NVIDIA_PCI] = "true"
+    taints = tuple(taint_from_api(t) for t in props.get("taints") or [] if isinstance(t, Mapping))
+    scaling = props.get("scalingConfig") or {}
+    return Pool(
+        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="eks", family=family,
+        labels=labels, node_labels={**added, **labels}, taints=taints, spot=spot,
+        min_size=_int_or_none(scaling.get("minSize")),
+        accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
+        ami_type=ami_type or None, resource_labels=_str_map(props.get("tags")),
+    )
+
+
+def driver_release(res: Res) -> DriverRelease:
+    chart = str(res.props.get("chart") or "")
+    kind = chart_kind(chart)
+    values = res.props.get("values") if isinstance(res.props.get("values"), Mapping) else {}
+    return DriverRelease(
+        urn=res.urn, name=str(res.props.get("name") or res.name), kind=kind, chart=chart,
+        version=str(res.props.get("version") or ""), namespace=str(res.props.get("namespace") or "default"),
+        values=coalesce(defaults_for(kind), values),
+    )
+
+
+# ---- the whole stack -------------------------------------------------------------------
+
+
+class StackView:
+    """Typed access to the resources of one stack."""
+
+    def __init__(self, resources: Iterable[Res]):
+        self.resources = list(resources)
+        self.releases = [driver_release(r) for r in self.of_type(HELM_RELEASE)]
+        nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
+        self.pools = [gke_pool(r, nfd) for r in self.of_type(GKE_NODE_POOL)] + [
+            eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)]
+
+    @classmethod
+    def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
+        return cls(res_of(r) for r in resources)
+
+    def of_type(self, type_: str) -> list[Res]:
+        return [r for r in self.resources if r.type == type_]
+
+    def k8s(self, kind: str) -> list[Res]:
+        """Kubernetes objects of a kind (any API version), e.g. ``"Deployment"``."""
+        return [r for r in self.resources if r.type.startswith(K8S_PREFIX) and r.type.endswith(f":{kind}")
+                and not r.type.startswith("kubernetes:helm")]
+
+    @property
+    def cloud(self) -> Literal["gke", "eks"] | None:
+        if self.of_type(GKE_CLUSTER) or self.of_type(GKE_NODE_POOL):
+            return "gke"
+        if self.of_type(EKS_CLUSTER) or self.of_type(EKS_NODE_GROUP):
+            return "eks"
+        return None
+
+    def releases_of(self, kind: str) -> list[DriverRelease]:
+        return [r for r in self.releases if r.kind == kind]
+
+    def accelerator_pools(self) -> list[Pool]:
+        return [p for p in self.pools if p.family in ("gpu", "tpu")]

@@ -1,0 +1,255 @@
+"""Start the policy pack as the engine does and talk to its Analyzer gRPC service.
+
+The engine launches a Python pack as ``python -u -m pulumi.policy
+<engine-address> <pack-dir>`` (the ``pulumi-analyzer-policy-python`` plugin
+script); the pack's ``PolicyPack`` prints the port it serves on and blocks.
+The Python policy runtime never dials the engine address, so any placeholder
+works offline.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+from policy_gate.plan import PlanResource, name_of, type_of
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PACK = ROOT / "policies"
+PLACEHOLDER_ENGINE = "127.0.0.1:0"
+START_TIMEOUT_S = 90.0
+RPC_TIMEOUT_S = 120.0
+_MAX_MESSAGE = 400 * 1024 * 1024
+
+LEVELS = {
+    "advisory": analyzer_pb2.ADVISORY,
+    "mandatory": analyzer_pb2.MANDATORY,
+    "remediate": analyzer_pb2.REMEDIATE,
+    "disabled": analyzer_pb2.DISABLED,
+}
+LEVEL_NAMES = {v: k for k, v in LEVELS.items()}
+
+
+class AnalyzerError(RuntimeError):
+    """The pack could not be started or answered with an error."""
+
+
+@dataclass(frozen=True)
+class PolicyDescription:
+    name: str
+    description: str
+    level: str
+    kind: str  # "resource" | "stack"
+    config_properties: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    name: str
+    version: str
+    policies: tuple[PolicyDescription, ...]
+    initial_config: Mapping[str, tuple[str | None, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    policy: str
+    level: str
+    urn: str
+    message: str  # without the policy description the pack prefixes
+
+
+def venv_python() -> str:
+    candidate = ROOT / ".venv" / "bin" / "python"
+    return str(candidate) if candidate.exists() else sys.executable
+
+
+def _struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(dict(value))
+    return struct
+
+
+class PolicyPackProcess:
+    """A running policy pack; use as a context manager so the process always stops."""
+
+    def __init__(self, pack_dir: Path | str = DEFAULT_PACK, python: str | None = None) -> None:
+        self.pack_dir = Path(pack_dir).resolve()
+        if not (self.pack_dir / "PulumiPolicy.yaml").is_file():
+            raise AnalyzerError(f"{self.pack_dir} is not a policy pack (no PulumiPolicy.yaml)")
+        self._stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            [python or venv_python(), "-u", "-m", "pulumi.policy", PLACEHOLDER_ENGINE, str(self.pack_dir)],
+            cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL, env=env,
+        )
+        try:
+            port = self._read_port()
+            self.channel = grpc.insecure_channel(
+                f"127.0.0.1:{port}",
+                options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
+                         ("grpc.max_send_message_length", _MAX_MESSAGE)])
+            grpc.channel_ready_future(self.channel).result(timeout=START_TIMEOUT_S)
+            self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        except BaseException:
+            self.close()
+            raise
+
+    def _stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else "no output"
+
+    def _read_port(self) -> int:
+        assert self.process.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        line = b""
+        while not line.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AnalyzerError(f"the policy pack did not start within {START_TIMEOUT_S:.0f}s")
+            if not selector.select(timeout=remaining):
+                continue
+            chunk = os.read(self.process.stdout.fileno(), 64)
+            if not chunk:
+                self.process.wait(timeout=10)
+                raise AnalyzerError(f"the policy pack exited ({self.process.returncode}) before serving: "
+                                    f"{self._stderr_tail()}")
+            line += chunk
+        selector.close()
+        try:
+            return int(line.strip().splitlines()[0])
+        except ValueError:
+            raise AnalyzerError(f"the policy pack printed {line!r} instead of its port") from None
+
+    # ---- RPCs ----
+
+    def info(self) -> PackInfo:
+        reply = self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=RPC_TIMEOUT_S)
+        policies = tuple(
+            PolicyDescription(
+                name=p.name, description=p.description, level=LEVEL_NAMES.get(p.enforcementLevel, "advisory"),
+                kind="stack" if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK else "resource",
+                config_properties=tuple(sorted(p.configSchema.properties.keys())),
+            )
+            for p in reply.policies
+        )
+        initial = {
+            name: (LEVEL_NAMES.get(cfg.enforcementLevel) if cfg.enforcementLevel else None,
+                   dict(_plain_struct(cfg.properties)))
+            for name, cfg in reply.initialConfig.items()
+        }
+        return PackInfo(reply.name, self._declared_version() or reply.version, policies, initial)
+
+    def _declared_version(self) -> str | None:
+        """PulumiPolicy.yaml's version, which the CLI prefers over the Python runtime's fixed 0.0.1."""
+        import yaml
+
+        try:
+            declared = yaml.safe_load((self.pack_dir / "PulumiPolicy.yaml").read_text())
+        except (OSError, yaml.YAMLError):
+            return None
+        version = declared.get("version") if isinstance(declared, dict) else None
+        return str(version) if version else None
+
+    def configure(self, config: Mapping[str, tuple[str, Mapping[str, Any]]]) -> None:
+        """Send each policy's (enforcement level, properties), as the engine does after reading --policy-pack-config."""
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, (level, properties) in config.items():
+            request.policyConfig[name].CopyFrom(
+                analyzer_pb2.PolicyConfig(enforcementLevel=LEVELS[level], properties=_struct(properties)))
+        self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
+
+    def analyze(self, resource: PlanResource, providers: Mapping[str, PlanResource]) -> list[Diagnostic]:
+        request = analyzer_pb2.AnalyzeRequest(
+            type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
+            options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
+        )
+        provider = _provider(resource, providers)
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        diagnostics = _diagnostics(self.stub.Analyze(request, timeout=RPC_TIMEOUT_S))
+        # A resource policy's violation is about the resource analyzed; the engine fills in its URN.
+        return [d if d.urn else Diagnostic(d.policy, d.level, resource.urn, d.message) for d in diagnostics]
+
+    def analyze_stack(self, resources: Iterable[PlanResource], providers: Mapping[str, PlanResource]) -> list[Diagnostic]:
+        request = analyzer_pb2.AnalyzeStackRequest()
+        for resource in resources:
+            item = analyzer_pb2.AnalyzerResource(
+                type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
+                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
+                parent=resource.parent, dependencies=resource.dependencies,
+            )
+            for key, urns in resource.property_dependencies.items():
+                item.propertyDependencies[key].urns.extend(urns)
+            provider = _provider(resource, providers)
+            if provider is not None:
+                item.provider.CopyFrom(provider)
+            request.resources.append(item)
+        return _diagnostics(self.stub.AnalyzeStack(request, timeout=RPC_TIMEOUT_S))
+
+    # ---- lifecycle ----
+
+    def close(self) -> None:
+        channel = getattr(self, "channel", None)
+        if channel is not None:
+            channel.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self._stderr.close()
+
+    def __enter__(self) -> PolicyPackProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _plain_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(struct)
+
+
+def _provider(resource: PlanResource, providers: Mapping[str, PlanResource]) -> analyzer_pb2.AnalyzerProviderResource | None:
+    if not resource.provider:
+        return None
+    urn = resource.provider.rsplit("::", 1)[0] if resource.provider.count("::") >= 4 else resource.provider
+    known = providers.get(urn)
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=known.type if known else type_of(urn), urn=urn, name=name_of(urn),
+        properties=_struct(known.inputs if known else {}),
+    )
+
+
+def _diagnostics(reply: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
+    found = []
+    for d in reply.diagnostics:
+        message = d.message
+        if d.description and message.startswith(d.description):
+            message = message[len(d.description):]
+        message = " ".join(line.strip() for line in message.strip().splitlines() if line.strip())
+        found.append(Diagnostic(d.policyName, LEVEL_NAMES.get(d.enforcementLevel, "advisory"), d.urn,
+                                message or d.description))
+    return found

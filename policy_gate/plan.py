@@ -1,0 +1,111 @@
+"""Read a ``pulumi preview --json``-shaped plan into the resources the analyzer sees.
+
+Accepts the offline plan's ``plan.json`` and a real preview's JSON: every step
+with a ``newState`` contributes one resource (its ``type``, ``urn``,
+``parent``, ``inputs``, ``dependencies``, ``propertyDependencies`` and
+``provider``); steps that only delete (no ``newState``) are skipped; when a URN
+appears in several steps (replacements) the last state wins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+class PlanError(ValueError):
+    """The plan file is missing or not shaped like ``pulumi preview --json`` output."""
+
+
+@dataclass(frozen=True)
+class PlanResource:
+    urn: str
+    type: str
+    name: str
+    parent: str
+    inputs: dict[str, Any]
+    dependencies: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    provider: str = ""  # "<provider urn>::<provider id>" or ""
+
+
+def name_of(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1] if "::" in urn else urn
+
+
+def type_of(urn: str) -> str:
+    """The resource type from a URN (``urn:pulumi:stack::project::parent$type::name``)."""
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
+
+
+def read_plan(source: Mapping[str, Any] | str | Path) -> dict[str, Any]:
+    if isinstance(source, Mapping):
+        return dict(source)
+    path = Path(source)
+    if not path.is_file():
+        raise PlanError(f"{path}: no such file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise PlanError(f"{path}: not a text file") from None
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, Mapping):
+        raise PlanError(f"{path}: expected a JSON object with a 'steps' list, found {type(data).__name__}")
+    return dict(data)
+
+
+def plan_resources(source: Mapping[str, Any] | str | Path) -> list[PlanResource]:
+    """The resources of a preview-shaped plan, in step order."""
+    data = read_plan(source)
+    where = "plan" if isinstance(source, Mapping) else str(source)
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        raise PlanError(f"{where}: no 'steps' list; expected the output of `pulumi preview --json` "
+                        "or an offline plan.json")
+    by_urn: dict[str, PlanResource] = {}
+    for index, step in enumerate(steps):
+        if not isinstance(step, Mapping):
+            raise PlanError(f"{where}: steps[{index}] is not an object")
+        state = step.get("newState")
+        if state is None:
+            continue
+        if not isinstance(state, Mapping):
+            raise PlanError(f"{where}: steps[{index}].newState is not an object")
+        urn = state.get("urn") or step.get("urn")
+        if not isinstance(urn, str) or not urn.startswith("urn:pulumi:"):
+            raise PlanError(f"{where}: steps[{index}] has no resource URN")
+        type_ = state.get("type") or type_of(urn)
+        if not isinstance(type_, str) or not type_:
+            raise PlanError(f"{where}: steps[{index}].newState has no type")
+        inputs = state.get("inputs")
+        if inputs is None:
+            inputs = {}
+        if not isinstance(inputs, Mapping):
+            raise PlanError(f"{where}: steps[{index}].newState.inputs is not an object")
+        dependencies = state.get("dependencies") or []
+        property_dependencies = state.get("propertyDependencies") or {}
+        if not isinstance(dependencies, list) or not isinstance(property_dependencies, Mapping):
+            raise PlanError(f"{where}: steps[{index}].newState dependencies are malformed")
+        by_urn.pop(urn, None)
+        by_urn[urn] = PlanResource(
+            urn=urn,
+            type=type_,
+            name=name_of(urn),
+            parent=str(state.get("parent") or ""),
+            inputs=dict(inputs),
+            dependencies=[str(d) for d in dependencies],
+            property_dependencies={str(k): [str(u) for u in (v or [])] for k, v in property_dependencies.items()},
+            provider=str(state.get("provider") or step.get("provider") or ""),
+        )
+    return list(by_urn.values())
+
+
+def stack_urn(resources: list[PlanResource]) -> str:
+    return next((r.urn for r in resources if r.type == STACK_TYPE), "")
