@@ -88,8 +88,10 @@ class NetworkConfig(Model):
     existing_subnet_ids: list[str] = []
     existing_network: str | None = None
     existing_subnetwork: str | None = None
+    pods_cidr: str = "10.4.0.0/14"  # GKE: Pod IP range (subnet secondary range)
+    services_cidr: str = "10.8.0.0/20"  # GKE: Service IP range (subnet secondary range)
 
-    @field_validator("cidr")
+    @field_validator("cidr", "pods_cidr", "services_cidr")
     @classmethod
     def _cidr(cls, value: str) -> str:
         try:
@@ -99,6 +101,12 @@ class NetworkConfig(Model):
         if net.prefixlen > 20:
             raise ValueError(f"{value} is too small for a cluster; use a /20 or larger")
         return value
+
+    @model_validator(mode="after")
+    def _subnetwork_needs_network(self) -> NetworkConfig:
+        if self.existing_subnetwork and not self.existing_network:
+            raise ValueError("existingSubnetwork needs existingNetwork (the VPC the subnetwork belongs to)")
+        return self
 
 
 class SystemPool(Model):
@@ -344,10 +352,21 @@ class HelmChart(Model):
 
 
 class DriverInstaller(Model):
-    """GKE's NVIDIA driver installer for COS (seed 000), pinned images."""
+    """GKE's NVIDIA driver installer for COS (seed 000), pinned images.
+
+    ``installerImage`` is the installer GKE preloads on each COS GPU node to
+    match its COS build (never pulled); ``partitionImage`` (MIG partitioning)
+    and ``pauseImage`` are pulled, so they are pinned. ``driverVersion``:
+    ``default`` or ``latest`` driver branch for the node's COS release.
+    """
 
     installer_image: str = "cos-nvidia-installer:fixed"
+    partition_image: str = (
+        "gcr.io/gke-release/nvidia-partition-gpu@sha256:"
+        "c54fd003948fac687c2a93a55ea6e4d47ffbd641278a9191e75e822fe72471c2"
+    )
     pause_image: str = "gcr.io/google-containers/pause:2.0"
+    driver_version: Literal["default", "latest"] = "default"
 
 
 class DriversConfig(Model):

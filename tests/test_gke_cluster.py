@@ -1,0 +1,152 @@
+"""The hardened GKE cluster (Pulumi.prod.yaml) under mocks, and the cluster helpers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.gke_cluster import cluster_issues, kubeconfig, node_account_id, node_locations
+from components.gke_network import network_issues, region_of
+from components.gke_pools import initial_nodes_per_zone
+from offline_plan.run import PlanRun, run_stack_file
+from stacks.config import ClusterConfig
+
+
+@pytest.fixture(scope="module")
+def run() -> PlanRun:
+    return run_stack_file("prod")
+
+
+@pytest.fixture(scope="module")
+def cluster(run):
+    return run.named("gke-cluster")
+
+
+def test_no_default_pool_and_deletion_protection(cluster):
+    assert cluster.inputs["removeDefaultNodePool"] is True, cluster.urn
+    assert cluster.inputs["initialNodeCount"] == 1, cluster.urn
+    assert cluster.inputs["deletionProtection"] is True, cluster.urn
+
+
+def test_version_channel_and_zones(cluster):
+    assert cluster.inputs["minMasterVersion"] == "1.35", cluster.urn
+    assert cluster.inputs["releaseChannel"] == {"channel": "STABLE"}, cluster.urn
+    assert cluster.inputs["location"] == "us-central1", cluster.urn
+    assert cluster.inputs["nodeLocations"] == ["us-central1-a", "us-central1-b", "us-central1-c"], cluster.urn
+
+
+def test_private_nodes_and_private_allow_listed_endpoint(cluster):
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
+    authorized = cluster.inputs["masterAuthorizedNetworksConfig"]
+    assert [b["cidrBlock"] for b in authorized["cidrBlocks"]] == ["10.30.0.0/24"], cluster.urn
+    assert authorized["gcpPublicCidrsAccessEnabled"] is False, cluster.urn
+
+
+def test_workload_identity_and_shielded_nodes(cluster):
+    assert cluster.inputs["workloadIdentityConfig"] == {"workloadPool": "demo-project.svc.id.goog"}, cluster.urn
+    assert cluster.inputs["enableShieldedNodes"] is True, cluster.urn
+    assert cluster.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}, cluster.urn
+
+
+def test_nodes_use_a_least_privilege_account(run, cluster):
+    account = run.named("gke-nodes-sa")
+    email = f"{account.inputs['accountId']}@demo-project.iam.gserviceaccount.com"
+    for res in run.of_type("gcp:container/nodePool:NodePool") + [cluster]:
+        assert res.inputs["nodeConfig"]["serviceAccount"] == email, res.urn
+    roles = sorted(m.inputs["role"] for m in run.of_type("gcp:projects/iAMMember:IAMMember"))
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    for binding in run.of_type("gcp:projects/iAMMember:IAMMember"):
+        assert binding.inputs["member"] == f"serviceAccount:{email}", binding.urn
+        assert binding.urn in cluster.dependencies, "nodes get their roles before they boot"
+
+
+def test_vpc_native_network_with_nat_for_private_nodes(run, cluster):
+    subnet = run.named("network-subnet")
+    assert subnet.inputs["ipCidrRange"] == "10.20.0.0/20", subnet.urn
+    assert subnet.inputs["region"] == "us-central1" and subnet.inputs["privateIpGoogleAccess"] is True
+    assert subnet.inputs["secondaryIpRanges"] == [
+        {"rangeName": "pods", "ipCidrRange": "10.24.0.0/14"},
+        {"rangeName": "services", "ipCidrRange": "10.20.16.0/20"},
+    ], subnet.urn
+    assert cluster.inputs["ipAllocationPolicy"] == {
+        "clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}, cluster.urn
+    assert cluster.inputs["subnetwork"] and cluster.inputs["network"], cluster.urn
+    nat = run.named("network-nat")
+    assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY", nat.urn
+    assert nat.inputs["subnetworks"][0]["sourceIpRangesToNats"] == ["ALL_IP_RANGES"], nat.urn
+    assert nat.urn in run.named("gke").dependencies, "the cluster (and so its nodes) waits for NAT egress"
+
+
+def test_system_pool(run):
+    res = run.named("gke-system")
+    assert res.inputs["name"] == "system", res.urn
+    assert res.inputs["nodeConfig"]["machineType"] == "e2-standard-4", res.urn
+    assert (res.inputs["autoscaling"]["totalMinNodeCount"], res.inputs["autoscaling"]["totalMaxNodeCount"]) == (2, 4)
+    assert "guestAccelerators" not in res.inputs["nodeConfig"], res.urn
+
+
+def test_spot_pools_with_an_on_demand_fallback_class(run):
+    spec = run.named("vllm-gpu-ccc-computeclass").inputs["spec"]
+    assert spec["priorities"] == [{"nodepools": [p]} for p in ("a100-80gb-spot", "a100-40gb-spot",
+                                                                  "a100-80gb-ondemand")]
+    assert spec["whenUnsatisfiable"] == "DoNotScaleUp"
+    assert spec["activeMigration"] == {"optimizeRulePriority": True}
+    spot = {r.inputs["name"]: r.inputs["nodeConfig"]["spot"] for r in run.of_type("gcp:container/nodePool:NodePool")}
+    assert spot == {"system": False, "a100-80gb-spot": True, "a100-40gb-spot": True, "a100-80gb-ondemand": False}
+
+
+def test_kubernetes_provider_credentials_are_secret(run):
+    provider = run.named("gke-k8s")
+    assert provider.type == "pulumi:providers:kubernetes"
+    assert provider.inputs["kubeconfig"] == "[secret]", provider.urn
+
+
+# ---- helpers ----
+
+def test_kubeconfig_uses_endpoint_ca_and_the_auth_plugin():
+    doc = json.loads(kubeconfig("c", "10.0.0.2", "Q0E="))
+    assert doc["clusters"][0]["cluster"] == {"server": "https://10.0.0.2", "certificate-authority-data": "Q0E="}
+    exec_ = doc["users"][0]["user"]["exec"]
+    assert exec_["command"] == "gke-gcloud-auth-plugin"
+    assert exec_["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    assert "token" not in doc["users"][0]["user"], "no static credentials"
+    assert doc["current-context"] == "c"
+
+
+def test_node_account_id_fits_gcp_limits():
+    for name in ("c", "gpu-fungibility", "a" * 40, "abc-" + "d" * 19 + "-e" * 5):
+        account = node_account_id(name)
+        assert 6 <= len(account) <= 30 and account[0].isalpha() and not account.endswith("-"), account
+
+
+def test_zonal_and_regional_locations():
+    assert region_of("us-central1-c") == "us-central1"
+    assert region_of("europe-west4") == "europe-west4"
+    zonal = ClusterConfig(cloud="gke", name="c", location="us-central1-c", zones=["us-central1-c", "us-central1-b"])
+    assert node_locations(zonal) == ["us-central1-b"]
+
+
+def test_overlapping_ranges_are_reported_with_their_key():
+    cfg = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
+                        network={"cidr": "10.0.0.0/16", "podsCidr": "10.0.0.0/14"})
+    assert [path for path, _ in network_issues(cfg)] == ["cluster.network.podsCidr"]
+
+
+@pytest.mark.parametrize("low,high,zones,expected", [(1, 2, 1, 1), (0, 2, 1, 0), (4, 8, 2, 2), (1, 1, 2, 0),
+                                                     (3, 9, 3, 1)])
+def test_initial_nodes_never_exceed_max(low, high, zones, expected):
+    assert initial_nodes_per_zone(low, high, zones) == expected
+    assert initial_nodes_per_zone(low, high, zones) * zones <= high
+
+
+def test_private_endpoint_needs_private_nodes():
+    public_nodes = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
+                                 private_nodes=False)
+    assert [path for path, _ in cluster_issues(public_nodes)] == ["cluster.privateNodes"]
+    allow_listed = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
+                                 private_nodes=False,
+                                 control_plane={"public_endpoint": True, "authorized_networks": ["192.0.2.0/24"]})
+    assert cluster_issues(allow_listed) == []
+    assert [p for p, _ in cluster_issues(public_nodes.model_copy(update={"release_channel": "UNSPECIFIED"}))] == [
+        "cluster.releaseChannel", "cluster.privateNodes"]

@@ -1,0 +1,182 @@
+"""The NVIDIA DRA driver values (GKE and EKS) and the component, EKS variant under mocks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pulumi
+import pytest
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings
+from pulumi.runtime.stack import run_pulumi_func
+
+from components.dra_wiring import NodeTaint
+from components.nvidia_dra import (
+    NvidiaDraDriver,
+    NvidiaDraDriverArgs,
+    covers,
+    deep_merge,
+    nvidia_dra_values,
+    tolerations_for,
+)
+from offline_plan.mocks import FungibilityMocks
+from offline_plan.run import Captured, CapturingMonitor
+from stacks.config import HelmChart
+from stacks.loader import parse_stack_config
+
+CHART = HelmChart(chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", version="0.4.0",
+                  namespace="dra-driver-nvidia-gpu")
+EKS_GPU_TAINT = NodeTaint("nvidia.com/gpu", "true", "NoSchedule")
+DRA_AFFINITY_TERMS = [{"matchExpressions": [
+    {"key": "nvidia.com/gpu.present", "operator": "Exists"},
+    {"key": "nvidia.com/gpu.dra", "operator": "In", "values": ["true"]},
+]}]
+
+
+def _terms(values: dict) -> list:
+    return values["kubeletPlugin"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+
+
+# ---- values, as pure functions ----
+
+def test_gke_values_follow_seed_000():
+    values = nvidia_dra_values("gke", [NodeTaint("cloud.google.com/compute-class", "ccc", "NoSchedule"),
+                                       NodeTaint("nvidia.com/gpu", "present", "NoSchedule")])
+    assert values["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia/"
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert values["kubeletPlugin"]["priorityClassName"] == ""
+    assert values["kubeletPlugin"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "cloud.google.com/compute-class", "operator": "Equal", "value": "ccc", "effect": "NoSchedule"},
+    ]
+    assert _terms(values) == DRA_AFFINITY_TERMS
+
+
+def test_gke_with_quota_keeps_the_chart_priority_class():
+    values = nvidia_dra_values("gke", [], resource_quota=True)
+    assert "priorityClassName" not in values["kubeletPlugin"]
+
+
+def test_eks_values_follow_seed_004():
+    values = nvidia_dra_values("eks", [EKS_GPU_TAINT], resource_quota=True)
+    assert "nvidiaDriverRoot" not in values, "the AL2023 NVIDIA AMI keeps the driver on the host root (chart default)"
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resources"]["computeDomains"] == {"enabled": False}
+    assert values["controller"] == {"affinity": None}
+    plugin = values["kubeletPlugin"]
+    assert "priorityClassName" not in plugin
+    assert plugin["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert plugin["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    assert _terms(values) == DRA_AFFINITY_TERMS
+
+
+def test_user_taints_get_their_own_tolerations():
+    taints = [NodeTaint("dedicated", "inference", "NoExecute"), NodeTaint("team", "", "NoSchedule")]
+    tolerations = nvidia_dra_values("eks", taints)["kubeletPlugin"]["tolerations"]
+    for taint in taints:
+        assert any(covers(t, taint) for t in tolerations), taint
+    assert all("key" in t for t in tolerations), "never a blanket toleration"
+
+
+def test_covers_follows_kubernetes_matching():
+    taint = NodeTaint("k", "v", "NoSchedule")
+    assert covers({"key": "k", "operator": "Exists"}, taint)
+    assert covers({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, taint)
+    assert not covers({"key": "k", "operator": "Equal", "value": "w"}, taint)
+    assert not covers({"key": "k", "operator": "Exists", "effect": "NoExecute"}, taint)
+    assert not covers({"key": "other", "operator": "Exists"}, taint)
+
+
+def test_tolerations_are_not_repeated():
+    taint = NodeTaint("k", "v", "NoSchedule")
+    assert tolerations_for([taint, taint]) == [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}]
+
+
+def test_stack_values_are_merged_over_the_projects_like_helm():
+    values = nvidia_dra_values("gke", [], extra={"kubeletPlugin": {"priorityClassName": "x"}, "logVerbosity": "6"})
+    assert values["kubeletPlugin"]["priorityClassName"] == "x"
+    assert values["kubeletPlugin"]["affinity"], "maps merge, the rest of kubeletPlugin stays"
+    assert values["logVerbosity"] == "6"
+    assert deep_merge({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}, "lists replace, as in Helm"
+
+
+def test_for_stack_collects_the_dra_gpu_pools_taints_only():
+    cfg = parse_stack_config({
+        "cluster": {"cloud": "gke", "name": "c", "location": "us-central1", "zones": ["us-central1-c"]},
+        "nodePools": {
+            "dra": {"machineType": "g2-standard-4", "accelerator": {"type": "nvidia-l4"},
+                    "taints": [{"key": "team", "value": "ml"}]},
+            "classic": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}, "dra": False,
+                        "taints": [{"key": "legacy", "value": "yes"}]},
+        },
+    })
+    args = NvidiaDraDriverArgs.for_stack(cfg)
+    keys = {t.key for t in args.taints}
+    assert "team" in keys and "nvidia.com/gpu" in keys
+    assert "legacy" not in keys, "a dra: false pool is not the DRA plugin's business"
+    assert args.cloud == "gke" and args.resource_quota is False
+
+
+# ---- the component, EKS variant, under mocks ----
+
+def _run_component(build) -> list[Captured]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.ROOT.set(None)
+    monitor = CapturingMonitor(FungibilityMocks())
+    pulumi_mocks.set_mocks(FungibilityMocks(), project="gpu-fungibility", stack="test", preview=True,
+                           monitor=monitor)
+    try:
+        loop.run_until_complete(run_pulumi_func(build))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    return monitor.captured
+
+
+@pytest.fixture(scope="module")
+def eks_driver() -> dict[str, Captured]:
+    def build():
+        provider = pulumi.ProviderResource("kubernetes", "eks-k8s", {})
+        NvidiaDraDriver(
+            "nvidia-dra",
+            NvidiaDraDriverArgs(cloud="eks", chart=CHART.model_copy(update={"namespace": "nvidia"}),
+                                taints=(EKS_GPU_TAINT,), resource_quota=True),
+            opts=pulumi.ResourceOptions(providers=[provider]),
+        )
+
+    return {c.name: c for c in _run_component(build)}
+
+
+def test_eks_component_creates_namespace_quota_and_release(eks_driver):
+    quota = eks_driver["nvidia-dra-quota"]
+    assert quota.inputs["metadata"]["namespace"] == "nvidia", quota.urn
+    assert quota.inputs["spec"] == {
+        "hard": {"pods": "100"},
+        "scopeSelector": {"matchExpressions": [{
+            "operator": "In", "scopeName": "PriorityClass",
+            "values": ["system-node-critical", "system-cluster-critical"]}]},
+    }, quota.urn
+    release = eks_driver["nvidia-dra-release"]
+    assert release.inputs["namespace"] == "nvidia" and release.inputs["version"] == "0.4.0", release.urn
+    assert release.inputs["values"]["controller"] == {"affinity": None}, release.urn
+    assert release.inputs["allowNullValues"] is True, f"{release.urn}: null must reach Helm to clear the affinity"
+    assert quota.urn in release.dependencies, f"{release.urn}: pods are admitted only once the quota exists"
+
+
+def test_eks_component_children_use_the_given_provider(eks_driver):
+    provider = eks_driver["eks-k8s"]
+    for name in ("nvidia-dra-namespace", "nvidia-dra-quota", "nvidia-dra-release"):
+        assert eks_driver[name].provider.startswith(provider.urn + "::"), eks_driver[name].urn
+
+
+def test_an_unpinnable_chart_is_refused():
+    from stacks.loader import ConfigError
+
+    def build():
+        NvidiaDraDriver("bad", NvidiaDraDriverArgs(cloud="gke", chart=CHART.model_copy(update={"chart": "dra-driver"})))
+
+    with pytest.raises(ConfigError, match="drivers.nvidiaDra.chart"):
+        _run_component(build)
