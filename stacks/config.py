@@ -82,10 +82,13 @@ class NetworkConfig(Model):
 
     ``cidr``: the VPC (EKS) or node subnet (GKE) range. ``existingSubnetIds``
     (EKS) or ``existingSubnetwork`` (GKE) reuse a network you manage.
+    ``natGatewayPerZone`` (EKS): one NAT gateway per zone instead of one shared
+    NAT gateway (default false: cheaper, but node egress depends on one zone).
     """
 
     cidr: str = "10.0.0.0/16"
     existing_subnet_ids: list[str] = []
+    nat_gateway_per_zone: bool = False
     existing_network: str | None = None
     existing_subnetwork: str | None = None
     pods_cidr: str = "10.4.0.0/14"  # GKE: Pod IP range (subnet secondary range)

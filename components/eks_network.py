@@ -1,0 +1,178 @@
+"""The EKS network: a VPC with private node subnets across the cluster's zones.
+
+Nodes live in private subnets and reach the internet (image registries, the
+EKS API) through NAT in small public subnets. Subnets carry the tags EKS and
+the AWS load balancer integrations look for: ``kubernetes.io/cluster/<name>``
+on all of them, ``kubernetes.io/role/internal-elb`` on private ones and
+``kubernetes.io/role/elb`` on public ones. With ``existingSubnetIds`` nothing
+is built and the given subnets are used as they are.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
+PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
+
+
+def cluster_tag(cluster_name: str) -> str:
+    return f"kubernetes.io/cluster/{cluster_name}"
+
+
+@dataclass(frozen=True)
+class SubnetPlan:
+    zone: str
+    private_cidr: str
+    public_cidr: str
+
+
+def plan_subnets(cidr: str, zones: list[str]) -> list[SubnetPlan]:
+    """Split the VPC range into one large private and one small public subnet per zone.
+
+    The range is cut into ``2**k`` equal blocks (``k`` the smallest with more
+    blocks than zones); each zone gets one block for nodes and pods (the VPC
+    CNI gives pods VPC addresses, so private subnets must be large) and the
+    last block is shared out as the public subnets, which only hold NAT
+    gateways and load balancers.
+    """
+    if not zones:
+        raise ValueError("at least one zone is needed")
+    network = ipaddress.ip_network(cidr, strict=True)
+    bits = max(1, math.ceil(math.log2(len(zones) + 1)))
+    blocks = list(network.subnets(prefixlen_diff=bits))
+    public_bits = max(1, math.ceil(math.log2(len(zones))))
+    public_blocks = list(blocks[-1].subnets(prefixlen_diff=public_bits))
+    return [
+        SubnetPlan(zone, str(blocks[i]), str(public_blocks[i]))
+        for i, zone in enumerate(zones)
+    ]
+
+
+@dataclass
+class EksNetworkArgs:
+    """``cluster_name`` names the tags; ``cidr``/``zones`` shape a new VPC.
+
+    ``existing_subnet_ids`` (cluster.network.existingSubnetIds) skips building
+    and uses those subnets for the control plane and every node group.
+    ``nat_gateway_per_zone`` builds one NAT gateway per zone instead of one.
+    """
+
+    cluster_name: str
+    cidr: str
+    zones: list[str]
+    existing_subnet_ids: list[str] = field(default_factory=list)
+    nat_gateway_per_zone: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class EksNetwork(pulumi.ComponentResource):
+    """A VPC with tagged private/public subnets, or a pass-through of existing subnets."""
+
+    vpc_id: pulumi.Output[str] | None
+    private_subnet_ids: pulumi.Output[list[str]]
+    public_subnet_ids: pulumi.Output[list[str]]
+    #: zone -> private subnet id; empty when existing subnets are used (their zones are not known here).
+    private_subnet_by_zone: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: EksNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-fungibility:eks_network:EksNetwork", name, None, opts)
+        if args.existing_subnet_ids:
+            self.vpc_id = None
+            self.private_subnet_ids = pulumi.Output.from_input(list(args.existing_subnet_ids))
+            self.public_subnet_ids = pulumi.Output.from_input([])
+            self.private_subnet_by_zone = {}
+        else:
+            built = _build_vpc(name, args, self)
+            self.vpc_id = built.vpc.id
+            self.private_subnet_by_zone = {z: s.id for z, s in built.private.items()}
+            self.private_subnet_ids = pulumi.Output.all(*[s.id for s in built.private.values()])
+            self.public_subnet_ids = pulumi.Output.all(*[s.id for s in built.public.values()])
+        self.register_outputs({
+            "vpc_id": self.vpc_id,
+            "private_subnet_ids": self.private_subnet_ids,
+            "public_subnet_ids": self.public_subnet_ids,
+        })
+
+
+@dataclass
+class _BuiltVpc:
+    vpc: aws.ec2.Vpc
+    private: dict[str, aws.ec2.Subnet]
+    public: dict[str, aws.ec2.Subnet]
+
+
+def _build_vpc(name: str, args: EksNetworkArgs, parent: pulumi.Resource) -> _BuiltVpc:
+    child = pulumi.ResourceOptions(parent=parent)
+    shared = {cluster_tag(args.cluster_name): "shared"}
+
+    def tags(role: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {**args.tags, "Name": f"{args.cluster_name}-{role}", **(extra or {})}
+
+    vpc = aws.ec2.Vpc(
+        f"{name}-vpc",
+        cidr_block=args.cidr,
+        enable_dns_hostnames=True,
+        enable_dns_support=True,
+        tags=tags("vpc"),
+        opts=child,
+    )
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags("igw"), opts=child)
+    public_rt = aws.ec2.RouteTable(
+        f"{name}-public-rt",
+        vpc_id=vpc.id,
+        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+        tags=tags("public"),
+        opts=child,
+    )
+    private: dict[str, aws.ec2.Subnet] = {}
+    public: dict[str, aws.ec2.Subnet] = {}
+    nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
+    for plan in plan_subnets(args.cidr, args.zones):
+        public[plan.zone] = aws.ec2.Subnet(
+            f"{name}-public-{plan.zone}",
+            vpc_id=vpc.id,
+            availability_zone=plan.zone,
+            cidr_block=plan.public_cidr,
+            map_public_ip_on_launch=False,
+            tags=tags(f"public-{plan.zone}", {**shared, PUBLIC_ELB_TAG: "1"}),
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public-{plan.zone}", subnet_id=public[plan.zone].id, route_table_id=public_rt.id, opts=child
+        )
+        private[plan.zone] = aws.ec2.Subnet(
+            f"{name}-private-{plan.zone}",
+            vpc_id=vpc.id,
+            availability_zone=plan.zone,
+            cidr_block=plan.private_cidr,
+            map_public_ip_on_launch=False,
+            tags=tags(f"private-{plan.zone}", {**shared, INTERNAL_ELB_TAG: "1"}),
+            opts=child,
+        )
+        if args.nat_gateway_per_zone or not nat_by_zone:
+            eip = aws.ec2.Eip(f"{name}-nat-{plan.zone}", domain="vpc", tags=tags(f"nat-{plan.zone}"), opts=child)
+            nat_by_zone[plan.zone] = aws.ec2.NatGateway(
+                f"{name}-nat-{plan.zone}",
+                allocation_id=eip.id,
+                subnet_id=public[plan.zone].id,
+                tags=tags(f"nat-{plan.zone}"),
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
+            )
+    first_nat = next(iter(nat_by_zone.values()))
+    for zone, subnet in private.items():
+        nat = nat_by_zone.get(zone, first_nat)
+        rt = aws.ec2.RouteTable(
+            f"{name}-private-{zone}",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags=tags(f"private-{zone}"),
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=rt.id, opts=child)
+    return _BuiltVpc(vpc, private, public)
