@@ -59,6 +59,11 @@ def _node_group(name: str, inputs: dict) -> dict:
         {"autoscalingGroups": [{"name": f"eks-{inputs.get('nodeGroupName', name)}-{_short_hash(name)}"}]}]}
 
 
+def _kms_key(name: str, inputs: dict) -> dict:
+    key_id = f"offline-{_short_hash(name)}"
+    return {"arn": f"arn:aws:kms:us-west-2:{ACCOUNT}:key/{key_id}", "keyId": key_id}
+
+
 def _service_account(name: str, inputs: dict) -> dict:
     return {"email": f"{inputs.get('accountId', name)}@demo-project.iam.gserviceaccount.com"}
 
@@ -71,6 +76,7 @@ OUTPUTS_BY_TYPE = {
     "aws:iam/policy:Policy": _iam_policy,
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:eks/nodeGroup:NodeGroup": _node_group,
+    "aws:kms/key:Key": _kms_key,
     "gcp:serviceaccount/account:Account": _service_account,
 }
 
@@ -80,6 +86,9 @@ CALL_RESULTS: dict[str, dict[str, Any]] = {
         "accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:user/offline", "userId": "OFFLINE"},
     "aws:index/getPartition:getPartition": {"partition": "aws", "dnsSuffix": "amazonaws.com"},
     "aws:index/getRegion:getRegion": {"name": "us-west-2", "region": "us-west-2"},
+    "aws:iam/getSessionContext:getSessionContext": {
+        "arn": f"arn:aws:iam::{ACCOUNT}:user/offline", "issuerArn": f"arn:aws:iam::{ACCOUNT}:user/offline",
+        "issuerId": "OFFLINE", "issuerName": "offline"},
     "gcp:organizations/getClientConfig:getClientConfig": {"project": "demo-project", "region": "us-central1"},
     "gcp:organizations/getProject:getProject": {"number": "123456789012", "projectId": "demo-project"},
 }
