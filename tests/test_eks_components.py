@@ -1,0 +1,121 @@
+"""Pure building blocks of the EKS components: subnet split, ASG regexes, values, priorities."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+import pytest
+
+from components.cluster_autoscaler import expander_priorities, image_tag_issues, priorities_document
+from components.device_plugin import device_plugin_values, dra_exclusion_issues, merge_values
+from components.eks_cluster import kubeconfig
+from components.eks_network import plan_subnets
+from components.eks_node_groups import asg_name_regex, node_template_tags
+from stacks.config import HelmChart
+from stacks.loader import parse_stack_config
+
+UUID = "40bbb26b-8679-eb64-d33a-4ba475413529"
+
+
+def eks_config(**extra):
+    raw = {
+        "cluster": {"cloud": "eks", "name": "demo", "location": "us-west-2", "zones": ["us-west-2a"]},
+        "nodePools": {
+            "a": {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "nvidia-l40s"}},
+            "b": {"instanceTypes": ["g5.12xlarge"], "accelerator": {"type": "nvidia-a10g", "count": 4}},
+            "c": {"instanceTypes": ["g6.xlarge"], "accelerator": {"type": "nvidia-l4"}},
+            "t4": {"instanceTypes": ["g4dn.xlarge"], "accelerator": {"type": "nvidia-tesla-t4"}, "dra": False,
+                   "taints": [{"key": "team", "value": "ml", "effect": "NoExecute"}], "labels": {"team": "ml"}},
+        },
+        "computeClasses": {"one": {"pools": ["a", "b"]}, "two": {"pools": ["c"]}},
+    }
+    raw.update(extra)
+    return parse_stack_config(raw)
+
+
+@pytest.mark.parametrize("cidr, zones", [("10.0.0.0/16", ["z1"]), ("10.0.0.0/16", ["z1", "z2", "z3"]),
+                                         ("10.20.0.0/20", ["z1", "z2", "z3", "z4", "z5"])])
+def test_subnets_fit_the_vpc_and_never_overlap(cidr, zones):
+    plans = plan_subnets(cidr, zones)
+    assert [p.zone for p in plans] == zones
+    vpc = ipaddress.ip_network(cidr)
+    nets = [ipaddress.ip_network(c) for p in plans for c in (p.private_cidr, p.public_cidr)]
+    assert all(n.subnet_of(vpc) for n in nets)
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    assert all(ipaddress.ip_network(p.private_cidr).num_addresses > ipaddress.ip_network(p.public_cidr).num_addresses
+               or len(zones) == 1 for p in plans)
+
+
+def test_asg_regex_matches_only_its_own_node_group():
+    regex = asg_name_regex("demo-a100")
+    assert re.search(regex, f"eks-demo-a100-{UUID}")
+    assert not re.search(regex, f"eks-demo-a100-80gb-{UUID}")
+    assert not re.search(regex, f"eks-demo-a100-{UUID}-x")
+    assert not re.search(regex, f"xeks-demo-a100-{UUID}")
+    assert "\\-" not in regex, "no needless escapes in the ConfigMap"
+
+
+def test_node_template_tags_cover_user_labels_and_taints():
+    tags = node_template_tags(eks_config(), "t4")
+    prefix = "k8s.io/cluster-autoscaler/node-template/"
+    assert tags == {
+        f"{prefix}label/nvidia.com/gpu.present": "true",
+        f"{prefix}label/team": "ml",
+        f"{prefix}taint/nvidia.com/gpu": "true:NoSchedule",
+        f"{prefix}taint/team": "ml:NoExecute",
+    }
+
+
+def test_priorities_per_class_order_merge_across_classes():
+    cfg = eks_config()
+    priorities = expander_priorities(cfg)
+    assert priorities == {20: ["a"], 10: ["b", "c"]}
+    text = priorities_document(priorities, {"a": "^A$", "b": "^B$", "c": "^C$"})
+    assert text == "20:\n- ^A$\n10:\n- ^B$\n- ^C$\n"
+
+
+def test_unknown_kubernetes_minor_needs_an_explicit_autoscaler_image():
+    chart = HelmChart(chart="cluster-autoscaler", version="9.46.6", namespace="kube-system")
+    assert image_tag_issues(chart, "1.34") == []
+    issues = image_tag_issues(chart, "1.36")
+    assert issues and issues[0][0] == "drivers.clusterAutoscaler.values.image.tag"
+    pinned = HelmChart(chart="cluster-autoscaler", version="9.46.6", namespace="kube-system",
+                       values={"image": {"tag": "v1.36.0"}})
+    assert image_tag_issues(pinned, "1.36") == []
+
+
+def test_merge_values_is_helm_like_and_leaves_inputs_alone():
+    base = {"a": {"b": 1, "c": [1]}, "d": 1}
+    extra = {"a": {"c": [2]}, "e": {"f": 1}}
+    assert merge_values(base, extra) == {"a": {"b": 1, "c": [2]}, "d": 1, "e": {"f": 1}}
+    assert base == {"a": {"b": 1, "c": [1]}, "d": 1}
+
+
+def test_device_plugin_values_keep_extras_and_dra_exclusion():
+    chart = HelmChart(chart="nvidia-device-plugin", version="0.17.1", namespace="nvidia-device-plugin",
+                      values={"priorityClassName": "", "nodeSelector": {"pool": "t4"}})
+    values = device_plugin_values(chart)
+    assert values["priorityClassName"] == "" and values["nodeSelector"] == {"pool": "t4"}
+    assert dra_exclusion_issues(values) == []
+    no_affinity = {**values, "affinity": None}
+    assert dra_exclusion_issues(no_affinity)[0][0] == "drivers.nvidiaDevicePlugin.values.affinity"
+    open_term = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.dra", "operator": "DoesNotExist"}]},
+            {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "Exists"}]},
+        ]}}}}
+    issues = dra_exclusion_issues(open_term)
+    assert [p for p, _ in issues] == [
+        "drivers.nvidiaDevicePlugin.values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[1]"]
+
+
+def test_kubeconfig_authenticates_with_aws_eks_get_token():
+    doc = kubeconfig("demo", "https://x.eks.amazonaws.com", "Q0E=", "us-west-2")
+    user = doc["users"][0]["user"]
+    assert set(user) == {"exec"}
+    assert user["exec"]["args"] == ["eks", "get-token", "--cluster-name", "demo", "--region", "us-west-2",
+                                    "--output", "json"]
+    assert doc["clusters"][0]["cluster"] == {"server": "https://x.eks.amazonaws.com",
+                                             "certificate-authority-data": "Q0E="}
