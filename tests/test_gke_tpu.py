@@ -67,3 +67,17 @@ def test_placement_only_for_multi_host_slices():
     assert tpu_placement(_tpu("ct6e-standard-4t", "2x2")) is None, "the machine's own topology is single-host"
     multi = tpu_placement(_tpu("ct6e-standard-4t", "4x4"))
     assert multi is not None and multi.tpu_topology == "4x4" and multi.type == "COMPACT"
+
+
+def test_workloads_wait_for_drivers_and_compute_classes(run):
+    """The composition hands drivers and classes to the workloads as dependencies."""
+    required = {run.named(n).urn for n in ("nvidia-dra-release", "tpu-dra-release", "vllm-gpu-ccc-computeclass",
+                                           "nvidia-driver-installer-daemonset")}
+    deployments = run.of_type("kubernetes:apps/v1:Deployment")
+    assert deployments, "the dev stack has workloads"
+    for deployment in deployments:
+        waits_for, res = set(deployment.dependencies), deployment
+        while res.parent:  # a component's dependencies hold for its children
+            res = run.by_urn(res.parent)
+            waits_for |= set(res.dependencies)
+        assert required <= waits_for, f"{deployment.urn} does not wait for {sorted(required - waits_for)}"
