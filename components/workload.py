@@ -3,7 +3,7 @@
 One unmodified Deployment runs on whatever its claim is given: its pods
 reference the claim (``spec.resourceClaims`` + container
 ``resources.claims``), are steered to the pools the claim can use (GKE:
-the compute class or node pool label; EKS: the node group label) and tolerate
+the compute class or node pool label; EKS: the stack's DRA pool labels) and tolerate
 exactly those pools' taints (:func:`components.dra_wiring.node_taints`). The
 start-up command (:mod:`components.entrypoint`) counts the devices it got and
 sets ``--tensor-parallel-size``.
@@ -73,26 +73,25 @@ def placement_target(cfg: StackConfig, workload: Workload):
     return cfg.shared_claims[workload.shared_claim] if workload.shared_claim else workload
 
 
-def node_placement(cfg: StackConfig, workload: Workload) -> tuple[dict[str, str] | None, core_v1.AffinityArgs | None]:
-    """``(nodeSelector, affinity)`` steering pods (and the autoscaler) to the claim's pools.
+def node_placement(cfg: StackConfig, workload: Workload) -> dict[str, str] | None:
+    """The ``nodeSelector`` steering pods (and the autoscaler) to the claim's pools.
 
     GKE: ``cloud.google.com/compute-class`` for a compute class (seed 000),
-    ``cloud.google.com/gke-nodepool`` for one pool. EKS: the node group label,
-    as an ``In`` affinity when there are several pools. Values come from
-    :func:`components.dra_wiring.node_labels`, the labels the nodes carry.
+    ``cloud.google.com/gke-nodepool`` for one pool. EKS: the labels the stack
+    itself sets on every pool the claim can use (``nvidia.com/gpu.dra=true``
+    and shared user labels), which keep pods and the Cluster Autoscaler off
+    CPU and device-plugin groups. Values come from :mod:`components.dra_wiring`.
     """
     target = placement_target(cfg, workload)
     pools = cfg.placement_pools(workload)
     if cfg.cluster.cloud == "gke":
         key = dra_wiring.GKE_COMPUTE_CLASS if target.compute_class else dra_wiring.GKE_NODEPOOL
-        return {key: dra_wiring.node_labels(cfg, pools[0])[key]}, None
-    groups = [dra_wiring.node_labels(cfg, p)[dra_wiring.EKS_NODEGROUP] for p in pools]
-    if len(groups) == 1:
-        return {dra_wiring.EKS_NODEGROUP: groups[0]}, None
-    term = core_v1.NodeSelectorTermArgs(match_expressions=[core_v1.NodeSelectorRequirementArgs(
-        key=dra_wiring.EKS_NODEGROUP, operator="In", values=groups)])
-    return None, core_v1.AffinityArgs(node_affinity=core_v1.NodeAffinityArgs(
-        required_during_scheduling_ignored_during_execution=core_v1.NodeSelectorArgs(node_selector_terms=[term])))
+        return {key: dra_wiring.node_labels(cfg, pools[0])[key]}
+    common = dict(dra_wiring.pool_labels(cfg, pools[0]))
+    for pool in pools[1:]:
+        labels = dra_wiring.pool_labels(cfg, pool)
+        common = {k: v for k, v in common.items() if labels.get(k) == v}
+    return common or None
 
 
 def toleration_keys(cfg: StackConfig, workload: Workload) -> list[tuple[str, str]]:
@@ -196,15 +195,13 @@ def containers(cfg: StackConfig, workload: Workload, claim: ClaimRef, secret_nam
 
 
 def pod_spec(cfg: StackConfig, workload: Workload, claim: ClaimRef, secret_name: str) -> core_v1.PodSpecArgs:
-    node_selector, affinity = node_placement(cfg, workload)
     return core_v1.PodSpecArgs(
         automount_service_account_token=False,
         # Service links would put e.g. VLLM_PORT=tcp://... into the environment, which vLLM reads as its own.
         enable_service_links=False,
         security_context=core_v1.PodSecurityContextArgs(
             seccomp_profile=core_v1.SeccompProfileArgs(type="RuntimeDefault")),
-        node_selector=node_selector,
-        affinity=affinity,
+        node_selector=node_placement(cfg, workload),
         tolerations=tolerations(cfg, workload),
         resource_claims=[core_v1.PodResourceClaimArgs(
             name=claim.pod_claim_name,

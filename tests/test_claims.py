@@ -84,6 +84,25 @@ def test_claim_alternatives_follow_the_compute_class_order_in_every_shipped_stac
     assert checked or not any(w.compute_class for w in cfg.workloads.values())
 
 
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_compute_class_priorities_and_claim_alternatives_agree_in_the_whole_plan(stack):
+    from offline_plan.run import run_stack_file
+
+    run = run_stack_file(stack)
+    objects = [r.inputs for r in run.resources if r.custom and "kind" in r.inputs]
+    templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    classes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ComputeClass"}
+    for name, workload in run.config.workloads.items():
+        if not workload.compute_class or workload.mig:
+            continue
+        (request,) = templates[f"{name}-claim"]["spec"]["spec"]["devices"]["requests"]
+        claimed = [a["name"] for a in request["firstAvailable"]]
+        assert claimed == run.config.compute_classes[workload.compute_class].pools
+        if run.config.cluster.cloud == "gke":
+            priorities = classes[workload.compute_class]["spec"]["priorities"]
+            assert [p for entry in priorities for p in entry["nodepools"]] == claimed, f"{stack}: {name}"
+
+
 def test_dev_stack_reproduces_seed_000_claim():
     run = run_in_cluster(read_stack_file("dev").namespace_config, stack="dev")
     alts = alternatives(run, "vllm-gpu")

@@ -115,20 +115,28 @@ def test_gke_node_selector_values_are_labels_the_pool_nodes_carry():
             assert all(labels.get(k) == v for k, v in selector.items()), f"{name}: {selector} vs {pool}"
 
 
-def test_eks_workload_is_held_to_its_node_groups():
-    run = run_in_cluster(eks_config())
-    pod = pod_of(run, "serve")
-    assert "nodeSelector" not in pod
-    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchExpressions": [
-        {"key": "eks.amazonaws.com/nodegroup", "operator": "In", "values": ["l40s", "a10g-4"]}]}]
+def test_eks_workload_is_held_to_the_dra_pools_its_claim_can_use():
+    raw = eks_config()
+    raw["nodePools"]["t4-classic"] = {"instanceTypes": ["g4dn.xlarge"], "accelerator": {"type": "nvidia-tesla-t4"},
+                                      "dra": False, "autoscaling": {"min": 1, "max": 1}}
+    cfg = parse_stack_config(raw)
+    pod = pod_of(run_in_cluster(raw), "serve")
+    assert pod["nodeSelector"] == {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.dra": "true"}
+    for pool in cfg.node_pools:
+        labels = dra_wiring.node_labels(cfg, pool)
+        selected = all(labels.get(k) == v for k, v in pod["nodeSelector"].items())
+        assert selected == (pool in ("l40s", "a10g-4")), pool
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
 
 
-def test_eks_single_pool_workload_uses_a_node_selector():
+def test_eks_selector_keeps_only_labels_every_alternative_carries():
     raw = eks_config()
+    raw["nodePools"]["l40s"]["labels"] = {"example.com/tier": "a", "example.com/team": "ml"}
+    raw["nodePools"]["a10g-4"]["labels"] = {"example.com/tier": "b", "example.com/team": "ml"}
+    selector = pod_of(run_in_cluster(raw), "serve")["nodeSelector"]
+    assert selector["example.com/team"] == "ml" and "example.com/tier" not in selector
     raw["workloads"]["serve"] = {"pool": "l40s", "model": "m"}
-    assert pod_of(run_in_cluster(raw), "serve")["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "l40s"}
+    assert pod_of(run_in_cluster(raw), "serve")["nodeSelector"]["example.com/tier"] == "a"
 
 
 # ---------------------------------------------------------------- pod contents
