@@ -3,8 +3,9 @@
 Secure by default: the API endpoint is private unless
 ``cluster.controlPlane.publicEndpoint`` is set, and then only the listed
 ``authorizedNetworks`` reach it; access is managed with EKS access entries
-(``authenticationMode: API``, no aws-auth ConfigMap), with one cluster-admin
-entry for the identity that deploys the stack; Kubernetes secrets are
+(``authenticationMode: API``, no aws-auth ConfigMap), with cluster-admin
+entries for ``controlPlane.adminPrincipals`` or, by default, the identity that
+deploys the stack; Kubernetes secrets are
 envelope-encrypted with a KMS key; all control plane logs go to CloudWatch;
 an OIDC provider enables IAM roles for service accounts (IRSA).
 """
@@ -151,7 +152,7 @@ class EksCluster(pulumi.ComponentResource):
         self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint
 
-        admin = _deployer_admin_access(name, self.cluster, partition, self)
+        admins = _admin_access(name, self.cluster, list(cfg.control_plane.admin_principals), partition, self)
         issuer_url = self.cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         oidc = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
@@ -175,8 +176,8 @@ class EksCluster(pulumi.ComponentResource):
             self.cluster.name,
             self.cluster.endpoint,
             self.cluster.certificate_authority.apply(lambda ca: ca.data),
-            admin.id,
             self.system_node_group.id,
+            *[a.id for a in admins],
         ).apply(lambda a: json.dumps(kubeconfig(a[0], a[1], a[2], args.region)))
         self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
 
@@ -221,30 +222,42 @@ def _service_role(
     return _Role(role, attachments)
 
 
-def _deployer_admin_access(
-    name: str, cluster: aws.eks.Cluster, partition: pulumi.Output[str], parent: pulumi.Resource
-) -> aws.eks.AccessPolicyAssociation:
-    """Cluster admin for the IAM principal running the deployment (its role, for assumed-role sessions)."""
-    invoke = pulumi.InvokeOptions(parent=parent)
-    caller = aws.get_caller_identity_output(opts=invoke)
-    principal = aws.iam.get_session_context_output(arn=caller.arn, opts=invoke).issuer_arn
-    entry = aws.eks.AccessEntry(
-        f"{name}-deployer",
-        cluster_name=cluster.name,
-        principal_arn=principal,
-        type="STANDARD",
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    return aws.eks.AccessPolicyAssociation(
-        f"{name}-deployer-admin",
-        cluster_name=cluster.name,
-        principal_arn=entry.principal_arn,
-        policy_arn=partition.apply(
-            lambda p: f"arn:{p}:eks::aws:cluster-access-policy/{CLUSTER_ADMIN_ACCESS_POLICY}"
-        ),
-        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+def _admin_access(
+    name: str,
+    cluster: aws.eks.Cluster,
+    principals: list[str],
+    partition: pulumi.Output[str],
+    parent: pulumi.Resource,
+) -> list[aws.eks.AccessPolicyAssociation]:
+    """Cluster-admin access entries: ``adminPrincipals``, or else the IAM principal running the deployment.
+
+    For an assumed-role session the entry is for the role (the session's issuer).
+    """
+    if principals:
+        targets: list[tuple[str, pulumi.Input[str]]] = [(f"admin-{i}", arn) for i, arn in enumerate(principals)]
+    else:
+        invoke = pulumi.InvokeOptions(parent=parent)
+        caller = aws.get_caller_identity_output(opts=invoke)
+        targets = [("deployer", aws.iam.get_session_context_output(arn=caller.arn, opts=invoke).issuer_arn)]
+    policy_arn = partition.apply(lambda p: f"arn:{p}:eks::aws:cluster-access-policy/{CLUSTER_ADMIN_ACCESS_POLICY}")
+    associations = []
+    for role, principal in targets:
+        entry = aws.eks.AccessEntry(
+            f"{name}-{role}",
+            cluster_name=cluster.name,
+            principal_arn=principal,
+            type="STANDARD",
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        associations.append(aws.eks.AccessPolicyAssociation(
+            f"{name}-{role}-admin",
+            cluster_name=cluster.name,
+            principal_arn=entry.principal_arn,
+            policy_arn=policy_arn,
+            access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+            opts=pulumi.ResourceOptions(parent=parent),
+        ))
+    return associations
 
 
 def _system_node_group(

@@ -33,6 +33,7 @@ DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 NAME_RULE = "lowercase letters, digits and '-', starting with a letter, at most 40 characters"
 
 Name = Annotated[str, Field(pattern=DNS_LABEL.pattern)]
+IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+")
 
 
 class Model(BaseModel):
@@ -52,10 +53,25 @@ class ControlPlaneAccess(Model):
 
     Private by default. ``publicEndpoint: true`` needs ``authorizedNetworks``
     (GKE master authorized networks / EKS ``publicAccessCidrs``).
+    ``adminPrincipals`` (EKS): IAM role/user ARNs given cluster-admin access
+    entries; empty (default) = the identity running the deployment. When set,
+    include the identity that runs ``pulumi up`` (e.g. the CI role).
     """
 
     public_endpoint: bool = False
     authorized_networks: list[str] = []
+    admin_principals: list[str] = []
+
+    @field_validator("admin_principals")
+    @classmethod
+    def _iam_arns(cls, value: list[str]) -> list[str]:
+        for arn in value:
+            if not IAM_PRINCIPAL_ARN.fullmatch(arn):
+                raise ValueError(f"{arn!r} is not an IAM role or user ARN such as "
+                                 "arn:aws:iam::123456789012:role/platform-admins")
+        if len(set(value)) != len(value):
+            raise ValueError("an ARN is listed twice")
+        return value
 
     @field_validator("authorized_networks")
     @classmethod

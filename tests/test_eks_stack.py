@@ -313,6 +313,20 @@ def test_cluster_is_hardened(dev):
     assert admin.inputs["principalArn"] == f"arn:aws:iam::{mocks.ACCOUNT}:user/offline", admin.urn
 
 
+def test_admin_principals_replace_the_deployer_entry():
+    raw = copy.deepcopy(MINIMAL)
+    admins = ["arn:aws:iam::111122223333:role/ci-deployer", "arn:aws:iam::111122223333:role/platform-admins"]
+    raw["cluster"]["controlPlane"] = {"adminPrincipals": admins}
+    run = run_stack(raw, stack="admins")
+    entries = run.of_type("aws:eks/accessEntry:AccessEntry")
+    assert sorted(e.inputs["principalArn"] for e in entries) == admins, [e.urn for e in entries]
+    associations = run.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert sorted(a.inputs["principalArn"] for a in associations) == admins
+    provider = run.named("mini-k8s")
+    for a in associations:
+        assert a.urn in provider.dependencies, f"{provider.urn} must wait for {a.urn}"
+
+
 def test_system_node_group_is_small_cpu_and_untainted(dev):
     ng = dev.named("gpu-fungibility-eks-system")
     assert ng.inputs["amiType"] == "AL2023_x86_64_STANDARD", ng.urn
