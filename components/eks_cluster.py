@@ -53,7 +53,7 @@ def assume_role_policy(service: str) -> str:
         "Statement": [{
             "Effect": "Allow",
             "Principal": {"Service": service},
-            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Action": "sts:AssumeRole",
         }],
     })
 
