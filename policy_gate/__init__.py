@@ -4,7 +4,16 @@
 :func:`run_gate` and :func:`render_markdown`.
 """
 
-from policy_gate.analyzer import PolicyPackProcess
+from typing import Any
+
 from policy_gate.gate import GateError, GateResult, Violation, render_markdown, run_gate
 
 __all__ = ["GateError", "GateResult", "PolicyPackProcess", "Violation", "render_markdown", "run_gate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PolicyPackProcess":  # loads gRPC; imported on first use
+        from policy_gate.analyzer import PolicyPackProcess
+
+        return PolicyPackProcess
+    raise AttributeError(name)

@@ -12,12 +12,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import grpc
-
-from policy_gate.analyzer import LEVELS, AnalyzerError, PackInfo, PolicyPackProcess
 from policy_gate.plan import PlanError, PlanResource, plan_resources, stack_urn
+
+if TYPE_CHECKING:  # gRPC and the Pulumi protos load only when a pack is run (fast errors for bad input)
+    from policy_gate.analyzer import PackInfo, PolicyPackProcess
+
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
 STACK_PLACEHOLDER = "(stack)"
 
@@ -127,6 +129,10 @@ def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, A
     except PlanError as exc:
         raise GateError(str(exc)) from None
     user_config = read_policy_config(policy_config)
+    import grpc
+
+    from policy_gate.analyzer import AnalyzerError, PolicyPackProcess
+
     try:
         if pack is not None:
             return _run(pack, resources, user_config)
