@@ -22,6 +22,7 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
 from dra_cel.checker import CheckError, check
+from dra_cel.dependencies import WHOLE_DEVICE, Path, device_paths
 from dra_cel.library import FUNCTIONS
 from dra_cel.quantity import Quantity, QuantityError
 from dra_cel.semver import Semver, SemverError
@@ -51,11 +52,13 @@ class CelEvaluationError(RuntimeError):
 class Program:
     """A compiled selector. Build with :func:`compile_expression`."""
 
-    __slots__ = ("expression", "result_type", "_runner")
+    __slots__ = ("expression", "result_type", "device_paths", "_runner")
 
-    def __init__(self, expression: str, result_type: str, runner: celpy.Runner):
+    def __init__(self, expression: str, result_type: str, runner: celpy.Runner,
+                 paths: tuple[Path, ...] = (WHOLE_DEVICE,)):
         self.expression = expression
         self.result_type = result_type
+        self.device_paths = paths  # what of ``device`` the result depends on
         self._runner = runner
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
@@ -109,7 +112,7 @@ def compile_expression(expression: str) -> Program:
     except CheckError as exc:
         raise CelCompileError(expression, str(exc)) from None
     runner = _ENVIRONMENT.program(tree, functions=FUNCTIONS)
-    return Program(expression, result_type, runner)
+    return Program(expression, result_type, runner, device_paths(tree))
 
 
 class _DomainMap(celtypes.MapType):
@@ -157,7 +160,7 @@ class Device:
     or :class:`Semver`, capacities :class:`Quantity`.
     """
 
-    __slots__ = ("driver", "attributes", "capacity", "_cel")
+    __slots__ = ("driver", "attributes", "capacity", "_cel", "_fingerprints")
 
     def __init__(self, driver: str, attributes: Mapping[str, Mapping[str, AttributeValue]],
                  capacity: Mapping[str, Mapping[str, Quantity]]):
@@ -168,11 +171,8 @@ class Device:
             for name, quantity in values.items():
                 if not isinstance(quantity, Quantity):
                     raise TypeError(f"capacity {domain}/{name} must be a Quantity, got {quantity!r}")
-        self._cel = celtypes.MapType({
-            celtypes.StringType("driver"): celtypes.StringType(driver),
-            celtypes.StringType("attributes"): _domain_map(self.attributes),
-            celtypes.StringType("capacity"): _domain_map(self.capacity),
-        })
+        self._cel: celtypes.MapType | None = None  # built on first evaluation
+        self._fingerprints: dict[tuple, tuple | None] = {}
 
     @classmethod
     def from_slice_device(cls, driver: str, device: Mapping[str, Any]) -> Device:
@@ -192,17 +192,63 @@ class Device:
             domain, ident = qualify(name, driver)
             raw = entry.get("value") if isinstance(entry, Mapping) else entry
             try:
-                capacity.setdefault(domain, {})[ident] = raw if isinstance(raw, Quantity) else Quantity.parse(str(raw))
+                capacity.setdefault(domain, {})[ident] = raw if isinstance(raw, Quantity) else _quantity(str(raw))
             except QuantityError as exc:
                 raise ValueError(f"capacity {name}: {exc}") from None
         return cls(driver, attributes, capacity)
 
+    def fingerprint(self, program: Program) -> tuple | None:
+        """A key equal for devices on which the program must give the same result (None: no sharing)."""
+        paths = program.device_paths
+        if paths not in self._fingerprints:
+            self._fingerprints[paths] = self._fingerprint(paths)
+        return self._fingerprints[paths]
+
+    def _fingerprint(self, paths: tuple[Path, ...]) -> tuple | None:
+        if paths == (WHOLE_DEVICE,):
+            return None
+        key: list = []
+        for path in paths:
+            if path == ("device", "driver"):
+                key.append(self.driver)
+                continue
+            if len(path) < 3 or path[1] not in ("attributes", "capacity"):
+                return None
+            domain = (self.attributes if path[1] == "attributes" else self.capacity).get(path[2], {})
+            if len(path) == 3:
+                key.append(tuple(sorted((k, _frozen(v)) for k, v in domain.items())))
+            else:
+                key.append(_frozen(domain[path[3]]) if path[3] in domain else _MISSING)
+        return tuple(key)
+
     def cel_value(self) -> celtypes.MapType:
         """The ``device`` variable as celpy sees it."""
+        if self._cel is None:
+            self._cel = celtypes.MapType({
+                celtypes.StringType("driver"): celtypes.StringType(self.driver),
+                celtypes.StringType("attributes"): _domain_map(self.attributes),
+                celtypes.StringType("capacity"): _domain_map(self.capacity),
+            })
         return self._cel
 
     def __repr__(self) -> str:
         return f"Device({self.driver!r}, attributes={self.attributes!r}, capacity={self.capacity!r})"
+
+
+_MISSING = ("<missing>",)
+
+# Both types are immutable: devices publishing the same text share one parsed value.
+_quantity = functools.lru_cache(maxsize=1024)(Quantity.parse)
+_semver = functools.lru_cache(maxsize=1024)(Semver.parse)
+
+
+def _frozen(value: Any) -> tuple:
+    """A hashable key that tells apart values CEL can tell apart (type and representation)."""
+    if isinstance(value, Quantity):
+        return ("quantity", value.value, value.as_int64(), value.is_integer())
+    if isinstance(value, Semver):
+        return ("semver", value.major, value.minor, value.patch, value.pre, value.build)
+    return (type(value).__name__, value)
 
 
 def _attribute_value(name: str, typed: Any) -> AttributeValue:
@@ -217,7 +263,7 @@ def _attribute_value(name: str, typed: Any) -> AttributeValue:
         return int(value)
     if kind == "version":
         try:
-            return Semver.parse(str(value))
+            return _semver(str(value))
         except SemverError as exc:
             raise ValueError(f"attribute {name}: parse semantic version: {exc}") from None
     raise ValueError(f"attribute {name}: {kind}: {value!r} is not a valid DRA attribute value")

@@ -1,0 +1,33 @@
+"""The fungibility simulator: where each replica of a stack's workloads lands, before deployment.
+
+``simulate(cfg, objects, replicas=None, stockout=frozenset())`` builds a
+virtual cluster from the stack's pools and places every replica of the
+Deployments among ``objects`` (the Kubernetes objects the stack generates),
+with the scheduler's predicates, DRA structured-parameters allocation on a
+real CEL engine, and the cluster autoscaler's priority order.
+``render_table``, ``render_markdown`` and ``to_json`` present the result.
+"""
+
+from simulator.engine import (
+    PENDING,
+    SCHEDULED,
+    PoolUsage,
+    ReplicaPlacement,
+    SimulationError,
+    SimulationResult,
+    simulate,
+)
+from simulator.render import render_markdown, render_table, to_json
+
+__all__ = [
+    "PENDING",
+    "SCHEDULED",
+    "PoolUsage",
+    "ReplicaPlacement",
+    "SimulationError",
+    "SimulationResult",
+    "render_markdown",
+    "render_table",
+    "simulate",
+    "to_json",
+]

@@ -1,0 +1,243 @@
+"""What the simulator schedules, read from the Kubernetes objects a stack generates.
+
+Each Deployment whose pods carry ``resourceClaims`` becomes one
+:class:`PodSpec` (all replicas share it). Its claims come from the
+ResourceClaimTemplates (one new claim per pod) and ResourceClaims (one claim
+shared by every pod that names it) among the objects; DeviceClasses from the
+objects are added to the ones the drivers install. Selectors are compiled by
+:mod:`dra_cel` here, once: an expression the API server would reject makes
+every pod of the workload pending, with the reason.
+
+Both ``resource.k8s.io/v1`` request shapes are read (``exactly`` and
+``firstAvailable``), as is the older flat one (``deviceClassName`` on the
+request). Numbers may arrive as floats (Pulumi mocks); they are made ints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_cel import CelCompileError, Program, compile_expression
+from simulator.cluster import DRIVER_DEVICE_CLASSES
+from stacks.config import StackConfig
+
+GKE_COMPUTE_CLASS = "cloud.google.com/compute-class"
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One way to satisfy a request: an ``exactly`` request or one ``firstAvailable`` entry."""
+
+    request: str
+    subrequest: str | None
+    device_class: str
+    selectors: tuple[Program, ...]
+    mode: str  # ExactCount | All
+    count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.request}/{self.subrequest}" if self.subrequest else self.request
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    alternatives: tuple[Alternative, ...]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    requests: tuple[str, ...]  # empty: every request of the claim
+    attribute: tuple[str, str]  # (domain, name)
+
+    def applies(self, alternative: Alternative) -> bool:
+        return not self.requests or alternative.request in self.requests or alternative.label in self.requests
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    entry: str  # the pod's resourceClaims[].name
+    source: str  # "template ns/name" or "claim ns/name"
+    shared: bool
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+
+
+@dataclass
+class PodSpec:
+    """Everything the scheduler needs to know about one workload's pods."""
+
+    workload: str
+    namespace: str
+    replicas: int
+    node_selector: dict[str, str]
+    affinity_terms: list[dict] | None  # required nodeSelectorTerms (None: no affinity)
+    tolerations: list[dict]
+    claims: list[ClaimSpec] = field(default_factory=list)
+    counted: list[tuple[str, str | None]] = field(default_factory=list)  # container claims (entry, request)
+    problem: str | None = None  # why no pod of this workload can schedule
+
+
+def _int(value: Any, default: int) -> int:
+    return default if value is None else int(value)
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
+def workload_name(cfg: StackConfig, deployment: Mapping[str, Any]) -> str:
+    """The stack workload a Deployment runs (its instance label or its name)."""
+    labels = (deployment.get("metadata") or {}).get("labels") or {}
+    instance = labels.get(INSTANCE_LABEL)
+    if instance in cfg.workloads:
+        return str(instance)
+    return _name(deployment)
+
+
+def device_classes(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, tuple[Program, ...]], dict[str, str]]:
+    """DeviceClass name -> compiled selectors (drivers' and the stack's); plus compile problems by class."""
+    classes: dict[str, tuple[Program, ...]] = {
+        name: tuple(compile_expression(e) for e in exprs) for name, exprs in DRIVER_DEVICE_CLASSES.items()
+    }
+    problems: dict[str, str] = {}
+    for obj in objects:
+        if obj.get("kind") != "DeviceClass":
+            continue
+        try:
+            classes[_name(obj)] = _selectors((obj.get("spec") or {}).get("selectors"))
+        except CelCompileError as exc:
+            problems[_name(obj)] = f"DeviceClass {_name(obj)} is invalid: {exc}"
+    return classes, problems
+
+
+def _selectors(raw: Any) -> tuple[Program, ...]:
+    programs = []
+    for selector in raw or []:
+        expression = ((selector or {}).get("cel") or {}).get("expression")
+        if expression is not None:
+            programs.append(compile_expression(str(expression)))
+    return tuple(programs)
+
+
+def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any]) -> Alternative:
+    mode = str(body.get("allocationMode") or "ExactCount")
+    return Alternative(
+        request=request,
+        subrequest=subrequest,
+        device_class=str(body.get("deviceClassName", "")),
+        selectors=_selectors(body.get("selectors")),
+        mode=mode,
+        count=_int(body.get("count"), 1) if mode == "ExactCount" else 0,
+    )
+
+
+def _request(raw: Mapping[str, Any]) -> Request:
+    name = str(raw.get("name", ""))
+    if raw.get("firstAvailable"):
+        alternatives = tuple(_alternative(name, str(sub.get("name", "")), sub) for sub in raw["firstAvailable"])
+    elif raw.get("exactly"):
+        alternatives = (_alternative(name, None, raw["exactly"]),)
+    else:
+        alternatives = (_alternative(name, None, raw),)
+    return Request(name, alternatives)
+
+
+def _constraint(raw: Mapping[str, Any]) -> Constraint | None:
+    attribute = raw.get("matchAttribute")
+    if not attribute:
+        return None  # distinctAttribute and future kinds are not modelled
+    domain, _, ident = str(attribute).partition("/")
+    return Constraint(tuple(str(r) for r in raw.get("requests") or ()), (domain, ident))
+
+
+def claim_spec(entry: str, source: str, shared: bool, devices: Mapping[str, Any]) -> ClaimSpec:
+    """A claim's ``spec.devices`` read into a ClaimSpec (raises CelCompileError)."""
+    requests = tuple(_request(r) for r in devices.get("requests") or ())
+    constraints = tuple(c for c in (_constraint(r) for r in devices.get("constraints") or ()) if c)
+    return ClaimSpec(entry, source, shared, requests, constraints)
+
+
+def _tolerations(cfg: StackConfig, pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[dict]:
+    tolerations = [dict(t) for t in pod.get("tolerations") or ()]
+    compute_class = node_selector.get(GKE_COMPUTE_CLASS)
+    if cfg.cluster.cloud == "gke" and compute_class:
+        # GKE gives pods that select a compute class the toleration for that class's taint
+        # (seed 000's pod tolerates only nvidia.com/gpu and lands on the tainted pools).
+        tolerations.append({"key": GKE_COMPUTE_CLASS, "operator": "Equal", "value": compute_class,
+                            "effect": "NoSchedule"})
+    return tolerations
+
+
+def _affinity_terms(pod: Mapping[str, Any]) -> list[dict] | None:
+    node_affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {})
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return None
+    return [dict(t) for t in required.get("nodeSelectorTerms") or ()]
+
+
+def _counted_claims(pod: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The claims the serving container (the first one that uses claims) sees."""
+    for container in pod.get("containers") or ():
+        claims = ((container.get("resources") or {}).get("claims")) or ()
+        if claims:
+            return [(str(c.get("name")), c.get("request")) for c in claims]
+    return []
+
+
+def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
+              replicas: Mapping[str, int] | None = None) -> list[PodSpec]:
+    """One PodSpec per Deployment with resource claims, in the order of the objects."""
+    templates = {(_namespace(o), _name(o)): o for o in objects if o.get("kind") == "ResourceClaimTemplate"}
+    claims = {(_namespace(o), _name(o)): o for o in objects if o.get("kind") == "ResourceClaim"}
+    specs: list[PodSpec] = []
+    for deployment in objects:
+        if deployment.get("kind") != "Deployment":
+            continue
+        pod = (((deployment.get("spec") or {}).get("template") or {}).get("spec")) or {}
+        if not pod.get("resourceClaims"):
+            continue
+        name = workload_name(cfg, deployment)
+        namespace = _namespace(deployment)
+        node_selector = {str(k): str(v) for k, v in (pod.get("nodeSelector") or {}).items()}
+        count = (replicas or {}).get(name)
+        spec = PodSpec(
+            workload=name,
+            namespace=namespace,
+            replicas=_int((deployment.get("spec") or {}).get("replicas"), 1) if count is None else count,
+            node_selector=node_selector,
+            affinity_terms=_affinity_terms(pod),
+            tolerations=_tolerations(cfg, pod, node_selector),
+            counted=_counted_claims(pod),
+        )
+        for ref in pod["resourceClaims"]:
+            entry = str(ref.get("name"))
+            try:
+                if ref.get("resourceClaimTemplateName"):
+                    key = (namespace, str(ref["resourceClaimTemplateName"]))
+                    if key not in templates:
+                        spec.problem = f"ResourceClaimTemplate {key[0]}/{key[1]} does not exist"
+                        break
+                    body = ((templates[key].get("spec") or {}).get("spec") or {}).get("devices") or {}
+                    spec.claims.append(claim_spec(entry, f"template {key[0]}/{key[1]}", False, body))
+                elif ref.get("resourceClaimName"):
+                    key = (namespace, str(ref["resourceClaimName"]))
+                    if key not in claims:
+                        spec.problem = f"ResourceClaim {key[0]}/{key[1]} does not exist"
+                        break
+                    body = (claims[key].get("spec") or {}).get("devices") or {}
+                    spec.claims.append(claim_spec(entry, f"claim {key[0]}/{key[1]}", True, body))
+            except CelCompileError as exc:
+                spec.problem = f"the API server rejects the claim's selector: {exc}"
+                break
+        specs.append(spec)
+    return specs
