@@ -27,6 +27,7 @@ GKE_NODEPOOL = "cloud.google.com/gke-nodepool"
 GKE_SPOT = "cloud.google.com/gke-spot"
 EKS_NODEGROUP = "eks.amazonaws.com/nodegroup"
 EKS_CAPACITY_TYPE = "eks.amazonaws.com/capacityType"
+ON_DEMAND_FALLBACK = "gpu-fungibility/on-demand-fallback"  # marks a deliberate on-demand pool
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 TPU_TAINT_KEY = "google.com/tpu"
@@ -58,6 +59,8 @@ def pool_labels(cfg: StackConfig, pool_name: str) -> dict[str, str]:
     compute_class = cfg.compute_class_of(pool_name)
     if compute_class and cfg.cluster.cloud == "gke":
         labels[GKE_COMPUTE_CLASS] = compute_class
+    if pool.on_demand_fallback:
+        labels[ON_DEMAND_FALLBACK] = "true"
     labels.update(pool.labels)
     return labels
 

@@ -113,16 +113,32 @@ class _LogCollector(logging.Handler):
             self.diagnostics.append(Diagnostic(severity, record.getMessage()))
 
 
+def masked(value: Any) -> Any:
+    """A secret with its shape kept (map keys, list lengths) and every value replaced by ``[secret]``.
+
+    Keys such as a Secret's ``stringData`` entry names are not secret, and keeping them lets
+    the masked object still validate against its schema.
+    """
+    if isinstance(value, dict):
+        inner = value.get("value") if value.get(rpc._special_sig_key) else None
+        if inner is not None:
+            return masked(inner)
+        return {k: masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    return SECRET_MASK
+
+
 def plain(value: Any) -> Any:
     """Property values as plain JSON: secrets masked, unknowns marked, integral floats as ints."""
     if isinstance(value, dict):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-            return SECRET_MASK
+            return masked(value.get("value"))
         if value.get(rpc._special_sig_key) == rpc._special_resource_sig:
             return value.get("urn", "")
         if value.get(rpc._special_sig_key) == rpc._special_output_value_sig:
             if value.get("secret"):
-                return SECRET_MASK
+                return masked(value.get("value"))
             return plain(value["value"]) if "value" in value else UNKNOWN_MASK
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):

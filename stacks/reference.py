@@ -28,6 +28,10 @@ DESCRIPTIONS = {
     "cluster.controlPlane.publicEndpoint": "expose the API endpoint publicly (needs `authorizedNetworks`)",
     "cluster.controlPlane.authorizedNetworks": "CIDR blocks allowed to reach the API",
     "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
+    "cluster.network.podsCidr": "GKE: Pod IP range (subnet secondary range), disjoint from `cidr`",
+    "cluster.network.servicesCidr": "GKE: Service IP range (subnet secondary range), disjoint from `cidr`",
+    "cluster.network.natGatewayPerZone": "EKS: one NAT gateway per zone instead of one shared",
+    "cluster.controlPlane.adminPrincipals": "EKS: IAM ARNs granted cluster admin (default: the deploying identity)",
     "cluster.network.existingSubnetIds": "EKS: reuse these subnets instead of building a VPC",
     "cluster.network.existingNetwork": "GKE: reuse this VPC network",
     "cluster.network.existingSubnetwork": "GKE: reuse this subnetwork",
@@ -87,6 +91,8 @@ DESCRIPTIONS = {
     "drivers.clusterAutoscaler": "Cluster Autoscaler chart (EKS)",
     "drivers.nvidiaDriverInstaller.installerImage": "GKE COS driver installer image",
     "drivers.nvidiaDriverInstaller.pauseImage": "GKE driver installer pause image",
+    "drivers.nvidiaDriverInstaller.partitionImage": "GKE GPU partitioning (MIG) image, pinned by digest",
+    "drivers.nvidiaDriverInstaller.driverVersion": "GKE COS driver branch: `default` or `latest`",
     "hfToken": "Hugging Face token; must be a secret (`pulumi config set --secret hfToken ...`)",
 }
 
