@@ -29,7 +29,7 @@ from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
 from components import selectors
-from stacks.config import MAX_FIRST_AVAILABLE, DeviceClassConfig, SharedClaim, StackConfig, Workload
+from stacks.config import DeviceClassConfig, SharedClaim, StackConfig, Workload
 
 EXACT_COUNT = "ExactCount"
 ALL_DEVICES = "All"
@@ -202,7 +202,11 @@ def claim_ref(cfg: StackConfig, workload_name: str, resource: pulumi.Resource | 
 
 
 def claim_issues(cfg: StackConfig) -> Issues:
-    """Problems the config model does not catch but the generated objects would hit."""
+    """Problems the config model does not catch but the generated objects would hit.
+
+    (The 8-alternative limit and ``minAcceleratorMemoryGi`` are config-model
+    rules in :mod:`stacks.rules`.)
+    """
     issues: Issues = []
     for name, device_class in cfg.device_classes.items():
         path = f"deviceClasses.{name}"
@@ -218,8 +222,6 @@ def claim_issues(cfg: StackConfig) -> Issues:
     for name, claim in cfg.shared_claims.items():
         if not claim.device_class or claim.device_class not in cfg.device_classes:
             continue
-        if not (claim.compute_class or claim.pool) or not cfg.placement_pools(claim):
-            continue
         pools = [p for p in cfg.placement_pools(claim) if p in cfg.node_pools]
         driver = cfg.device_classes[claim.device_class].driver
         wrong = [p for p in pools if default_device_class(cfg.node_pools[p].family) != driver]
@@ -227,13 +229,6 @@ def claim_issues(cfg: StackConfig) -> Issues:
             issues.append((f"sharedClaims.{name}.deviceClass",
                            f"{claim.device_class} selects {driver} devices, but {', '.join(wrong)} "
                            f"carries another accelerator family"))
-    for name, workload in cfg.workloads.items():
-        if workload.compute_class and workload.compute_class in cfg.compute_classes:
-            pools = cfg.compute_classes[workload.compute_class].pools
-            if len(pools) > MAX_FIRST_AVAILABLE:  # also a compute-class error; named here for the workload
-                issues.append((f"workloads.{name}.computeClass",
-                               f"{workload.compute_class} has {len(pools)} pools; a claim allows at most "
-                               f"{MAX_FIRST_AVAILABLE} firstAvailable alternatives"))
     return issues
 
 

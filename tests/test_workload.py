@@ -221,6 +221,21 @@ def test_token_never_appears_in_any_captured_input_or_plan_step():
     assert run.object("Secret", "hf-token")["stringData"] in MASKED_STRING_DATA
 
 
+def test_token_never_appears_in_any_file_the_offline_plan_writes(tmp_path):
+    from offline_plan.__main__ import write_plan
+    from offline_plan.run import run_stack
+
+    raw = {**read_stack_file("dev").namespace_config, "hfToken": FAKE_TOKEN,
+           "gcp:project": "demo-project", "gcp:region": "us-central1"}
+    run = run_stack(raw, stack="tokencheck")
+    assert run.of_type("kubernetes:core/v1:Secret"), "the plan holds the token Secret"
+    write_plan(run, tmp_path / "out", policy=False, simulate=False)
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert any(p.name == "plan.json" for p in files) and any(p.suffix == ".yaml" for p in files)
+    for path in files:
+        assert FAKE_TOKEN not in path.read_text(), f"{path.name} leaks the token"
+
+
 def test_token_travels_only_as_a_secret_into_the_kubernetes_secret():
     run = run_in_cluster(read_stack_file("dev").namespace_config)
     carriers = [(t, n) for t, n, raw in run.raw if FAKE_TOKEN in json.dumps(raw)]
