@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pulumi_policy.proxy import _DictProxy, _is_unknown, _ListProxy
+from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictProxy, _is_unknown, _ListProxy
 
 from policies import facts
 from policies.charts import DriverRelease, chart_kind, coalesce, defaults_for
@@ -54,6 +54,20 @@ def plain(value: Any) -> Any:
     if _is_unknown(value):
         return UNKNOWN
     return value
+
+
+def require_known(res: Res, *path: str) -> None:
+    """Raise the policy SDK's UnknownValueError when a value a placement decision needs is unknown.
+
+    The engine then reports "can't run policy ... during preview" (advisory) instead of a guess.
+    """
+    node: Any = res.props
+    for depth, key in enumerate(path):
+        if not isinstance(node, Mapping) or key not in node:
+            return
+        node = node[key]
+        if node == UNKNOWN:
+            raise UnknownValueError(UNKNOWN_OBJECT_VALUE, [res.name, *path[:depth + 1]])
 
 
 def dig(node: Any, *path: str | int, default: Any = None) -> Any:
@@ -145,6 +159,8 @@ def _int_or_none(raw: Any) -> int | None:
 
 
 def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
+    for field_ in ("labels", "taints", "guestAccelerators", "machineType"):
+        require_known(res, "nodeConfig", field_)
     node_config = res.props.get("nodeConfig") or {}
     machine_type = str(node_config.get("machineType") or "")
     accelerators = [a for a in (node_config.get("guestAccelerators") or []) if isinstance(a, Mapping)]
@@ -186,6 +202,8 @@ def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
 
 
 def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
+    for field_ in ("labels", "taints", "amiType", "instanceTypes", "nodeGroupName"):
+        require_known(res, field_)
     props = res.props
     ami_type = str(props.get("amiType") or "")
     instance_types = [str(t) for t in props.get("instanceTypes") or []]
@@ -211,6 +229,11 @@ def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
 def driver_release(res: Res) -> DriverRelease:
     chart = str(res.props.get("chart") or "")
     kind = chart_kind(chart)
+    if kind != "other":
+        for path in (("chart",), ("values",), ("values", "kubeletPlugin"), ("values", "kubeletPlugin", "affinity"),
+                     ("values", "kubeletPlugin", "tolerations"), ("values", "kubeletPlugin", "nodeSelector"),
+                     ("values", "affinity"), ("values", "tolerations"), ("values", "nodeSelector")):
+            require_known(res, *path)
     values = res.props.get("values") if isinstance(res.props.get("values"), Mapping) else {}
     return DriverRelease(
         urn=res.urn, name=str(res.props.get("name") or res.name), kind=kind, chart=chart,

@@ -181,3 +181,15 @@ def test_cli_prints_one_line_per_violation_and_fails_on_mandatory(tmp_path):
     assert lines[0].startswith("[mandatory] dra-device-plugin-isolation  urn:pulumi:test::gpu-fungibility::")
     assert lines[2].startswith("[advisory] accelerator-pools-spot  urn:")
     assert "2 mandatory, 1 advisory" in done.stderr
+
+
+def test_values_unknown_in_a_real_preview_give_advisories_not_verdicts(pack):
+    from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE
+
+    stack = gke_stack()
+    find(stack, "tpu-dra").props["values"] = UNKNOWN_OBJECT_VALUE  # as `pulumi preview --json` shows it
+    result = run_gate(to_plan(stack), pack=pack)
+    assert result.exit_code == 0
+    assert result.violations and all(v.level == "advisory" for v in result.violations)
+    assert all("can't run policy" in v.message and "during preview" in v.message for v in result.violations)
+    assert "dra-pool-served" in {v.policy for v in result.violations}

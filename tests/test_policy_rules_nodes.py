@@ -227,3 +227,21 @@ def test_critical_workload_object_outside_kube_system():
 def test_eks_needs_no_quota():
     stack = [r for r in eks_stack() if r.name != "nvidia-quota"]
     assert run_stack_rule(validate_gke_critical_priority_quota, stack).violations == []
+
+
+def test_values_unknown_during_preview_are_never_guessed():
+    """A real preview sends unknown sentinels. A leaf the rules do not need is read as "[unknown]"; a
+    placement input that is unknown raises the SDK's UnknownValueError, which the engine reports as
+    "can't run policy during preview" instead of a verdict built on a guess."""
+    from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError
+
+    stack = gke_stack()
+    find(stack, "nvidia-dra").props["namespace"] = UNKNOWN_STRING_VALUE
+    find(stack, "cluster").props["location"] = UNKNOWN_STRING_VALUE
+    for rule in (validate_device_plugin_isolation, validate_dra_pool_served, validate_gke_dra_driver_install,
+                 validate_gke_critical_priority_quota):
+        assert run_stack_rule(rule, stack).violations == []
+    find(stack, "tpu-dra").props["values"] = UNKNOWN_OBJECT_VALUE
+    with pytest.raises(UnknownValueError) as unknown:
+        run_stack_rule(validate_dra_pool_served, stack)
+    assert ".tpu-dra.values can't be known during preview" in unknown.value.message
