@@ -10,6 +10,7 @@ environment carries Kubernetes' ``quantity()`` and ``semver()`` libraries.
 from dra_cel.engine import (
     CelCompileError,
     CelEvaluationError,
+    CelUnsupportedError,
     Device,
     Program,
     compile_expression,
@@ -23,6 +24,7 @@ from dra_cel.semver import Semver, SemverError
 __all__ = [
     "CelCompileError",
     "CelEvaluationError",
+    "CelUnsupportedError",
     "Device",
     "Program",
     "Quantity",

@@ -61,8 +61,29 @@ METHODS: dict[tuple[str, str], tuple[tuple[tuple[str, ...], ...], str]] = {
     (STRING, "endsWith"): (((STRING,),), BOOL),
     (STRING, "matches"): (((STRING,),), BOOL),
     (STRING, "size"): ((), INT),
+    # cel-go's strings extension
+    (STRING, "charAt"): (((INT,),), STRING),
+    (STRING, "indexOf"): (((STRING,), (INT,)), INT),
+    (STRING, "lastIndexOf"): (((STRING,), (INT,)), INT),
+    (STRING, "lowerAscii"): ((), STRING),
+    (STRING, "upperAscii"): ((), STRING),
+    (STRING, "replace"): (((STRING,), (STRING,), (INT,)), STRING),
+    (STRING, "split"): (((STRING,), (INT,)), LIST),
+    (STRING, "substring"): (((INT,), (INT,)), STRING),
+    (STRING, "trim"): ((), STRING),
 }
+# methods whose trailing arguments are optional: (receiver, name) -> fewest arguments
+MIN_ARGS = {(STRING, "indexOf"): 1, (STRING, "lastIndexOf"): 1, (STRING, "replace"): 2, (STRING, "split"): 1,
+            (STRING, "substring"): 1}
 METHOD_RESULTS = {name: result for (_, name), (_, result) in METHODS.items()}
+METHOD_RESULTS.update(join=STRING)
+METHOD_ARITIES: dict[str, set[int]] = {}
+for (_receiver, _name), (_accepted, _) in METHODS.items():
+    _fewest = len(_accepted)
+    METHOD_ARITIES.setdefault(_name, set()).update(
+        range(MIN_ARGS.get((_receiver, _name), _fewest), len(_accepted) + 1))
+for _ambiguous in ("indexOf", "lastIndexOf"):  # also list methods in Kubernetes' lists library
+    METHOD_RESULTS.pop(_ambiguous)
 
 GLOBALS: dict[str, str] = {
     "quantity": QUANTITY, "isQuantity": BOOL, "semver": SEMVER, "isSemver": BOOL, "sign": INT,
@@ -89,6 +110,10 @@ PRIMITIVES = (BOOL, INT, UINT, DOUBLE, STRING, BYTES)
 
 class CheckError(Exception):
     """A type error Kubernetes would report when compiling the selector."""
+
+
+class UnsupportedError(CheckError):
+    """Valid in Kubernetes, perhaps, but beyond what this engine evaluates."""
 
 
 def _known(t: str) -> bool:
@@ -227,7 +252,7 @@ class Checker:
         if name in MACROS:
             return self._macro(member, name, args)
         if self._is_ident(member, "cel"):
-            raise CheckError(f"cel.{name}() is not supported by this CEL engine; write the expression without it")
+            raise UnsupportedError(f"cel.{name}() is not supported by this CEL engine; write the expression without it")
         receiver = self.visit(member)
         arg_types = [self.visit(a) for a in args]
         return self._method(receiver, name, arg_types)
@@ -246,17 +271,20 @@ class Checker:
 
     def _method(self, receiver: str, name: str, arg_types: list[str]) -> str:
         if name not in FUNCTIONS and name not in METHOD_RESULTS and name not in _celpy_functions():
-            raise CheckError(f"undeclared reference to '{name}' (not provided by this CEL engine)")
+            raise UnsupportedError(f"'{name}' is not provided by this CEL engine")
         if receiver in LIBRARY_TYPES or receiver == STRING:
             signature = METHODS.get((receiver, name))
             if signature is None:
                 raise _overload_error(name, receiver, *arg_types)
             accepted, result = signature
-            if len(accepted) != len(arg_types) or any(
+            fewest = MIN_ARGS.get((receiver, name), len(accepted))
+            if not fewest <= len(arg_types) <= len(accepted) or any(
                 _known(t) and t not in ok for t, ok in zip(arg_types, accepted, strict=False)
             ):
                 raise _overload_error(name, receiver, *arg_types)
             return result
+        if name in METHOD_ARITIES and len(arg_types) not in METHOD_ARITIES[name]:
+            raise _overload_error(name, receiver, *arg_types)
         return METHOD_RESULTS.get(name, DYN)
 
     # ---- primaries ----
@@ -275,7 +303,7 @@ class Checker:
         name = str(name_token)
         args = self._trees(rest[0].children) if rest and isinstance(rest[0], lark.Tree) else []
         if name not in GLOBALS:
-            raise CheckError(f"undeclared reference to '{name}' (not provided by this CEL engine)")
+            raise UnsupportedError(f"'{name}' is not provided by this CEL engine")
         if name == "has":
             return BOOL
         arg_types = [self.visit(a) for a in args]

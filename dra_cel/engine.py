@@ -21,7 +21,7 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from dra_cel.checker import CheckError, check
+from dra_cel.checker import CheckError, UnsupportedError, check
 from dra_cel.dependencies import WHOLE_DEVICE, Path, device_paths
 from dra_cel.library import FUNCTIONS
 from dra_cel.quantity import Quantity, QuantityError
@@ -38,6 +38,15 @@ class CelCompileError(ValueError):
         self.expression = expression
         self.detail = detail
         super().__init__(f"CEL expression {expression!r} does not compile: {detail}")
+
+
+class CelUnsupportedError(CelCompileError):
+    """The expression uses a CEL function or macro this engine does not provide.
+
+    Kubernetes' environment may well accept it (``cel.bind``, list and regex
+    libraries): the expression cannot be evaluated here, which is not the
+    same as being invalid.
+    """
 
 
 class CelEvaluationError(RuntimeError):
@@ -109,6 +118,8 @@ def compile_expression(expression: str) -> Program:
         raise CelCompileError(expression, f"syntax error{where}:\n{detail}") from None
     try:
         result_type = check(tree)
+    except UnsupportedError as exc:
+        raise CelUnsupportedError(expression, str(exc)) from None
     except CheckError as exc:
         raise CelCompileError(expression, str(exc)) from None
     runner = _ENVIRONMENT.program(tree, functions=FUNCTIONS)

@@ -167,6 +167,95 @@ def _arithmetic(name: str) -> CelFunction:
     return combine
 
 
+def _string_method(name: str, body: Callable[..., Any], arities: tuple[int, ...]) -> CelFunction:
+    """A method of cel-go's strings extension (part of Kubernetes' CEL base environment)."""
+
+    def method(receiver: Any, *args: Any) -> Any:
+        if err := _error_in((receiver, *args)):
+            return err
+        if not isinstance(receiver, str) or len(args) not in arities:
+            return no_overload(name, receiver, *args)
+        try:
+            return body(str(receiver), *args)
+        except (IndexError, ValueError) as exc:
+            return CELEvalError(str(exc), type(exc), None)
+
+    method.__name__ = name
+    return method
+
+
+def _index_of(text: str, sub: Any, offset: Any = 0) -> Any:
+    if not isinstance(sub, str) or not _is_int(offset):
+        return no_overload("indexOf", text, sub, offset)
+    if not 0 <= offset <= len(text):
+        raise IndexError(f"index out of range: {offset}")
+    return celtypes.IntType(text.find(str(sub), int(offset)))
+
+
+def _last_index_of(text: str, sub: Any, offset: Any = None) -> Any:
+    end = len(text) if offset is None else offset
+    if not isinstance(sub, str) or not _is_int(end):
+        return no_overload("lastIndexOf", text, sub, end)
+    if not 0 <= end <= len(text):
+        raise IndexError(f"index out of range: {end}")
+    return celtypes.IntType(text.rfind(str(sub), 0, int(end) + len(sub)))
+
+
+def _substring(text: str, start: Any, end: Any = None) -> Any:
+    stop = len(text) if end is None else end
+    if not _is_int(start) or not _is_int(stop):
+        return no_overload("substring", text, start, stop)
+    if not 0 <= start <= stop <= len(text):
+        raise IndexError(f"index out of range: {start}, {stop}")
+    return celtypes.StringType(text[int(start):int(stop)])
+
+
+def _char_at(text: str, index: Any) -> Any:
+    if not _is_int(index):
+        return no_overload("charAt", text, index)
+    if not 0 <= index <= len(text):
+        raise IndexError(f"index out of range: {index}")
+    return celtypes.StringType(text[int(index):int(index) + 1])
+
+
+def _replace(text: str, old: Any, new: Any, count: Any = -1) -> Any:
+    if not (isinstance(old, str) and isinstance(new, str) and _is_int(count)):
+        return no_overload("replace", text, old, new, count)
+    return celtypes.StringType(text.replace(str(old), str(new), int(count)))
+
+
+def _split(text: str, separator: Any, limit: Any = -1) -> Any:
+    if not isinstance(separator, str) or not _is_int(limit):
+        return no_overload("split", text, separator, limit)
+    if limit == 0:
+        return celtypes.ListType([])
+    parts = text.split(str(separator), int(limit) - 1) if limit > 0 else text.split(str(separator))
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _join(items: Any, separator: Any = "") -> Any:
+    if err := _error_in((items, separator)):
+        return err
+    if not isinstance(items, list) or not isinstance(separator, str) or not all(isinstance(i, str) for i in items):
+        return no_overload("join", items, separator)
+    return celtypes.StringType(str(separator).join(str(i) for i in items))
+
+
+STRING_METHODS: dict[str, CelFunction] = {
+    "charAt": _string_method("charAt", _char_at, (1,)),
+    "indexOf": _string_method("indexOf", _index_of, (1, 2)),
+    "lastIndexOf": _string_method("lastIndexOf", _last_index_of, (1, 2)),
+    "lowerAscii": _string_method("lowerAscii", lambda t: celtypes.StringType(
+        "".join(c.lower() if c.isascii() else c for c in t)), (0,)),
+    "upperAscii": _string_method("upperAscii", lambda t: celtypes.StringType(
+        "".join(c.upper() if c.isascii() else c for c in t)), (0,)),
+    "replace": _string_method("replace", _replace, (2, 3)),
+    "split": _string_method("split", _split, (1, 2)),
+    "substring": _string_method("substring", _substring, (1, 2)),
+    "trim": _string_method("trim", lambda t: celtypes.StringType(t.strip()), (0,)),
+    "join": _join,
+}
+
 #: Every function the library adds to the CEL environment, by CEL name.
 FUNCTIONS: dict[str, CelFunction] = {
     "quantity": quantity,
@@ -186,4 +275,5 @@ FUNCTIONS: dict[str, CelFunction] = {
     "major": _semver_part("major"),
     "minor": _semver_part("minor"),
     "patch": _semver_part("patch"),
+    **STRING_METHODS,
 }

@@ -12,7 +12,8 @@ Parsing follows ``resource.ParseQuantity``: an optional sign, digits with an
 optional fraction, and a suffix that is binary (``Ki`` .. ``Ei``), decimal SI
 (``n u m '' k M G T P E``) or a decimal exponent (``e3``, ``E-2``). Values
 that need more than nano precision are rounded up (away from zero) to a
-whole nano; binary-suffixed values are capped at 2**63-1.
+whole nano; binary-suffixed values are capped at 2**63-1. Decimal exponents
+beyond +-4096 are refused (Kubernetes accepts them; no device publishes one).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT = f"quantities must match the regular expression '{SPLIT_RE}'"
 ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
+MAX_EXPONENT = 4096  # beyond this, exact arithmetic would need astronomically large integers
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -232,6 +234,8 @@ def _parse(text: str) -> Quantity:
         return Quantity(Fraction(0), _Int64Amount(0, 0), "0")
     positive, value_text, num, denom, suffix = _scan(text)
     base, exponent, fmt = _interpret(suffix)
+    if abs(exponent) > MAX_EXPONENT:
+        raise QuantityError(f"exponent {exponent} is beyond what this engine evaluates (|exponent| <= {MAX_EXPONENT})")
 
     if fmt == "BinarySI":
         scale, mantissa = 0, 1

@@ -43,14 +43,16 @@ class Pick:
 
 
 class Allocator:
-    def __init__(self, classes: Mapping[str, tuple[Program, ...]]):
+    def __init__(self, classes: Mapping[str, tuple[Program, ...]], problems: Mapping[str, str] | None = None):
         self.classes = classes
+        self.problems = problems or {}  # DeviceClasses in the objects whose selectors do not compile
         self._cache: dict[tuple[str, str], bool | CelEvaluationError] = {}
 
     def selects(self, alternative: Alternative, device: SimDevice) -> bool:
         programs = self.classes.get(alternative.device_class)
         if programs is None:
-            raise MissingDeviceClass(f"DeviceClass {alternative.device_class} does not exist")
+            raise MissingDeviceClass(self.problems.get(
+                alternative.device_class, f"DeviceClass {alternative.device_class} does not exist"))
         for program in (*programs, *alternative.selectors):
             key = (program.expression, device.cel.fingerprint(program) or device.uid)
             result = self._cache.get(key)

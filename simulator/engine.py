@@ -86,7 +86,7 @@ class Simulation:
     def __init__(self, cfg: StackConfig, objects: list[Mapping[str, Any]], stockout: Collection[str]):
         self.cfg = cfg
         classes, self.class_problems = device_classes(objects)
-        self.allocator = Allocator(classes)
+        self.allocator = Allocator(classes, self.class_problems)
         self.builder = ClusterBuilder(cfg)
         self.pools = [
             SimPool(name, cfg.node_pools[name], i, name in stockout)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_cel import CelCompileError, Program, compile_expression
+from dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 from simulator.cluster import DRIVER_DEVICE_CLASSES
 from stacks.config import StackConfig
 
@@ -114,6 +114,8 @@ def device_classes(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, tupl
             continue
         try:
             classes[_name(obj)] = _selectors((obj.get("spec") or {}).get("selectors"))
+        except CelUnsupportedError as exc:
+            problems[_name(obj)] = f"DeviceClass {_name(obj)} cannot be evaluated by the simulator: {exc}"
         except CelCompileError as exc:
             problems[_name(obj)] = f"DeviceClass {_name(obj)} is invalid: {exc}"
     return classes, problems
@@ -236,6 +238,9 @@ def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
                         break
                     body = (claims[key].get("spec") or {}).get("devices") or {}
                     spec.claims.append(claim_spec(entry, f"claim {key[0]}/{key[1]}", True, body))
+            except CelUnsupportedError as exc:
+                spec.problem = f"the simulator cannot evaluate the claim's selector: {exc}"
+                break
             except CelCompileError as exc:
                 spec.problem = f"the API server rejects the claim's selector: {exc}"
                 break

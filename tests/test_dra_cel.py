@@ -7,6 +7,7 @@ _test.go files; k8s.io/dynamic-resource-allocation/cel/compile.go).
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -264,7 +265,8 @@ def test_non_bool_result_is_a_runtime_error(a100):
     ("quantity('1').major() == 1", "no matching overload for 'major'"),
     ("device.gpu == 1", "undefined field 'gpu'"),
     ("gpu.memory == 1", "undeclared reference to 'gpu'"),
-    ("device.attributes['gpu.nvidia.com'].productName.lowerAscii() == 'x'", "lowerAscii"),
+    ("device.attributes['gpu.nvidia.com'].productName.lowerAscii(1) == 'x'", "no matching overload for 'lowerAscii'"),
+    ("device.attributes['gpu.nvidia.com'].productName.find('A100') == 'A100'", "'find' is not provided"),
     ("cel.bind(g, device.attributes['gpu.nvidia.com'], g.type == 'gpu')", "cel.bind"),
     ("device.driver", "must evaluate to bool"),
     ("device.driver == ", "syntax error"),
@@ -273,6 +275,26 @@ def test_non_bool_result_is_a_runtime_error(a100):
 def test_compile_errors_are_reported_with_a_clear_message(expression, message):
     with pytest.raises(CelCompileError, match=message):
         dra_cel.compile_expression(expression)
+
+
+def test_functions_this_engine_lacks_are_unsupported_not_invalid():
+    with pytest.raises(dra_cel.CelUnsupportedError):
+        dra_cel.compile_expression("cel.bind(g, device.attributes['gpu.nvidia.com'], g.type == 'gpu')")
+    with pytest.raises(CelCompileError) as invalid:
+        dra_cel.compile_expression("device.capacity['gpu.nvidia.com'].memory >= quantity('40Gi')")
+    assert not isinstance(invalid.value, dra_cel.CelUnsupportedError)
+
+
+@pytest.mark.parametrize("expression", [
+    "'NVIDIA A100-SXM4-80GB'.lowerAscii() == 'nvidia a100-sxm4-80gb'",
+    "'nvidia'.upperAscii() == 'NVIDIA'",
+    "'a,b,c'.split(',') == ['a', 'b', 'c'] && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
+    "'hello'.indexOf('l') == 2 && 'hello'.lastIndexOf('l') == 3 && 'hello'.indexOf('l', 3) == 3",
+    "'hello'.substring(1, 3) == 'el' && 'hello'.substring(3) == 'lo' && 'hello'.charAt(1) == 'e'",
+    "'  x '.trim() == 'x' && 'aaa'.replace('a', 'b', 2) == 'bba' && ['a', 'b'].join('-') == 'a-b'",
+])
+def test_strings_extension_of_the_kubernetes_environment(expression):
+    assert cel(expression) == True  # noqa: E712 (a CEL bool)
 
 
 def test_macros_bind_their_variable(a100):
@@ -289,3 +311,45 @@ def test_malformed_slice_entries_are_refused():
         Device.from_slice_device("gpu.nvidia.com", {"attributes": {"driverVersion": {"version": "580.126"}}})
     with pytest.raises(ValueError, match="capacity memory"):
         Device.from_slice_device("gpu.nvidia.com", {"capacity": {"memory": {"value": "80GB"}}})
+
+
+# ---------------------------------------------------------------- sharing results between equal devices
+
+def _gpu(uuid: str, memory: str = "80Gi", product: str = "NVIDIA A100-SXM4-80GB") -> Device:
+    entry = copy.deepcopy(A100)
+    entry["attributes"]["uuid"] = {"string": uuid}
+    entry["attributes"]["productName"] = {"string": product}
+    entry["capacity"]["memory"] = {"value": memory}
+    return Device.from_slice_device("gpu.nvidia.com", entry)
+
+
+@pytest.mark.parametrize("expression, paths", [
+    ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+     (("device", "attributes", "gpu.nvidia.com", "type"), ("device", "driver"))),
+    ("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
+     (("device", "capacity", "gpu.nvidia.com", "memory"),)),
+    ("'profile' in device.attributes['gpu.nvidia.com']", (("device", "attributes", "gpu.nvidia.com"),)),
+    ("size(device.attributes) > 0", (("device",),)),
+])
+def test_programs_know_which_device_paths_they_read(expression, paths):
+    assert dra_cel.compile_expression(expression).device_paths == paths
+
+
+def test_devices_that_agree_on_what_a_selector_reads_share_its_result():
+    product = dra_cel.compile_expression("device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'")
+    uuid = dra_cel.compile_expression("device.attributes['gpu.nvidia.com'].uuid == 'GPU-1'")
+    domain = dra_cel.compile_expression("'uuid' in device.attributes['gpu.nvidia.com']")
+    one, two = _gpu("GPU-1"), _gpu("GPU-2")
+    assert one.fingerprint(product) == two.fingerprint(product)
+    assert one.fingerprint(uuid) != two.fingerprint(uuid)
+    assert one.fingerprint(domain) != two.fingerprint(domain)  # the whole domain holds the uuid
+    assert _gpu("GPU-1", product="NVIDIA H100 80GB HBM3").fingerprint(product) != one.fingerprint(product)
+    memory = dra_cel.compile_expression("device.capacity['gpu.nvidia.com'].memory == quantity('80Gi')")
+    assert one.fingerprint(memory) == _gpu("GPU-3", memory="81920Mi").fingerprint(memory)
+    assert one.fingerprint(memory) != _gpu("GPU-3", memory="81559Mi").fingerprint(memory)
+
+
+def test_huge_exponents_are_refused_instead_of_hanging():
+    with pytest.raises(CelEvaluationError, match="exponent 999999999 is beyond"):
+        cel("quantity('1e999999999') == quantity('1')")
+    assert cel("quantity('1e4096').isGreaterThan(quantity('1e4095'))")
