@@ -6,7 +6,9 @@ placed one at a time, workload by workload in the order of the objects:
 1. **Scheduler.** An existing node is used when the pod's nodeSelector,
    required affinity and tolerations allow it and its claims can be
    allocated there (:mod:`simulator.allocator`). Nodes are tried in pool
-   priority order, oldest first (DRA has no device scoring: first fit).
+   priority order, oldest first, and the first that fits wins on 1.34; from
+   1.35 the scheduler scores nodes by the rank of the ``firstAvailable``
+   alternatives their allocation uses, so the best-ranked fit wins.
 2. **Cluster autoscaler.** Otherwise the highest-priority pool (compute class
    order on GKE, priority expander order on EKS) whose new node would fit the
    pod grows by one node, unless it is at ``max``, stocked out, or (EKS) a
@@ -87,6 +89,10 @@ class Simulation:
         self.cfg = cfg
         classes, self.class_problems = device_classes(objects)
         self.allocator = Allocator(classes, self.class_problems)
+        # Kubernetes 1.35 scores nodes by the rank of the firstAvailable alternatives they satisfy
+        # (kubernetes/kubernetes#134711); 1.34 takes the first node that fits.
+        major, minor = (int(x) for x in cfg.cluster.minor_version.split("."))
+        self.scores_prioritized_list = (major, minor) >= (1, 35)
         self.builder = ClusterBuilder(cfg)
         self.pools = [
             SimPool(name, cfg.node_pools[name], i, name in stockout)
@@ -148,7 +154,9 @@ class Simulation:
         return node, picks
 
     def _existing(self, pod: PodSpec) -> tuple[SimNode, list[Pick]] | None:
+        """The first node that fits; from 1.35 the one whose allocation uses the best-ranked alternatives."""
         pinned = {self.shared[c.source].node.name for c in pod.claims if c.shared and c.source in self.shared}
+        best: tuple[int, SimNode, list[Pick]] | None = None
         for pool in self.pools:
             if self._pool_predicates(pod, pool):
                 continue
@@ -162,8 +170,12 @@ class Simulation:
                 if picks is None:
                     self._failed.add(key)
                     continue
-                return self._commit(pod, node, picks)
-        return None
+                rank = sum(p.alternative.rank for p in picks) if self.scores_prioritized_list else 0
+                if best is None or rank < best[0]:
+                    best = (rank, node, picks)
+                if rank == 0:
+                    return self._commit(pod, node, picks)
+        return None if best is None else self._commit(pod, best[1], best[2])
 
     def _scale_up(self, pod: PodSpec) -> tuple[SimNode, list[Pick]] | str:
         pinned = [(c.source, self.shared[c.source].node) for c in pod.claims if c.shared and c.source in self.shared]

@@ -37,6 +37,7 @@ class Alternative:
     selectors: tuple[Program, ...]
     mode: str  # ExactCount | All
     count: int
+    rank: int = 0  # position in the request's firstAvailable list
 
     @property
     def label(self) -> str:
@@ -130,7 +131,7 @@ def _selectors(raw: Any) -> tuple[Program, ...]:
     return tuple(programs)
 
 
-def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any]) -> Alternative:
+def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any], rank: int = 0) -> Alternative:
     mode = str(body.get("allocationMode") or "ExactCount")
     return Alternative(
         request=request,
@@ -139,13 +140,15 @@ def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any]) 
         selectors=_selectors(body.get("selectors")),
         mode=mode,
         count=_int(body.get("count"), 1) if mode == "ExactCount" else 0,
+        rank=rank,
     )
 
 
 def _request(raw: Mapping[str, Any]) -> Request:
     name = str(raw.get("name", ""))
     if raw.get("firstAvailable"):
-        alternatives = tuple(_alternative(name, str(sub.get("name", "")), sub) for sub in raw["firstAvailable"])
+        alternatives = tuple(_alternative(name, str(sub.get("name", "")), sub, rank)
+                             for rank, sub in enumerate(raw["firstAvailable"]))
     elif raw.get("exactly"):
         alternatives = (_alternative(name, None, raw["exactly"]),)
     else:

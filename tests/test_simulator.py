@@ -427,3 +427,16 @@ def test_table_and_markdown_show_every_replica(cfg):
     markdown = render_markdown(result)
     assert markdown.count("| vllm-gpu |") == 5
     assert "| a100-80gb | 2 | 1 | 2 | 2/2 | no |" in markdown
+
+
+def test_from_1_35_the_scheduler_prefers_the_node_with_the_better_ranked_alternative():
+    # The 40GB pool comes first in scale-up priority but second in the claim's alternatives;
+    # both pools have a running node. 1.34 takes the first fit, 1.35 scores the alternative rank.
+    raw = copy.deepcopy(GKE_DEV)
+    raw["computeClasses"]["vllm-gpu-ccc"]["pools"] = ["a100-40gb", "a100-80gb"]
+    raw["nodePools"]["a100-40gb"]["autoscaling"]["min"] = 1
+    first_fit = simulate(parse_stack_config(raw), gpu_objects())
+    assert rows(first_fit) == [(SCHEDULED, "a100-40gb", 2)]
+    raw["cluster"]["kubernetesVersion"] = "1.35"
+    scored = simulate(parse_stack_config(raw), gpu_objects())
+    assert rows(scored) == [(SCHEDULED, "a100-80gb", 1)]
