@@ -119,7 +119,7 @@ def gke_gpu_pool(name: str, machine: str, accel: str, count: int, spot: bool, mi
         "cloud.google.com/compute-class": CCC,
     }
     if not spot:
-        labels["gpu-fungibility.dev/on-demand-fallback"] = "true"
+        labels["gpu-fungibility/on-demand-fallback"] = "true"
     return R(GKE_POOL, f"{name}-pool", {
         "name": name, "cluster": "gpu-fungibility", "location": "us-central1", "nodeLocations": ["us-central1-c"],
         "autoscaling": {"minNodeCount": minimum, "maxNodeCount": 2},

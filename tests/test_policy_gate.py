@@ -30,7 +30,7 @@ def broken_gke_plan() -> dict:
     stack = gke_stack()
     del find(stack, "a100-40gb-pool").props["nodeConfig"]["labels"]["gke-no-default-nvidia-gpu-device-plugin"]
     find(stack, "vllm-tpu-svc").props["spec"]["type"] = "LoadBalancer"
-    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility.dev/on-demand-fallback"]
+    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
     return to_plan(stack)
 
 
@@ -69,7 +69,7 @@ def test_violations_carry_level_policy_urn_and_message(pack):
 
 def test_advisory_only_exits_zero(pack):
     stack = gke_stack()
-    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility.dev/on-demand-fallback"]
+    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
     result = run_gate(to_plan(stack), pack=pack)
     assert [v.policy for v in result.violations] == ["accelerator-pools-spot"] and result.exit_code == 0
 

@@ -224,7 +224,7 @@ def test_eks_workload_affinity_on_the_wrong_node_group_label():
 def test_on_demand_gpu_pool_not_marked_as_fallback():
     stack = gke_stack()
     pool = find(stack, "a100-80gb-pool")
-    del pool.props["nodeConfig"]["labels"]["gpu-fungibility.dev/on-demand-fallback"]
+    del pool.props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
     found = run_resource_rule(validate_accelerator_pools_spot, stack)
     assert len(found.violations) == 1 and "a100-80gb" in found.messages[0]
     assert run_resource_rule(validate_accelerator_pools_spot, stack, {"onDemandPools": ["a100-80gb"]}).violations == []

@@ -1,8 +1,9 @@
 """Capacity rules (resource, advisory).
 
 ``accelerator-pools-spot``: accelerator pools use spot capacity unless marked
-as the deliberate on-demand fallback: a node label ``on-demand-fallback=true``
-(any prefix, e.g. ``gpu-fungibility.dev/on-demand-fallback``), a GKE resource
+as the deliberate on-demand fallback: the node label
+``gpu-fungibility/on-demand-fallback=true`` (:mod:`components.dra_wiring`;
+any prefix is accepted), a GKE resource
 label / EKS tag ``on-demand-fallback: "true"``, or the pool's name in the
 policy config ``onDemandPools`` list.
 
@@ -43,7 +44,7 @@ def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violati
         return
     report_violation(
         f"{pool.title} ({pool.accelerator_type or pool.family}) is on-demand. Use spot capacity, or mark it as the "
-        f"deliberate on-demand fallback (node label {facts.ON_DEMAND_FALLBACK}=true, or list it in this policy's "
+        f"deliberate on-demand fallback (node label {facts.ON_DEMAND_FALLBACK_LABEL}=true, or list it in this policy's "
         "onDemandPools config).",
         None,
     )
