@@ -1,10 +1,11 @@
 """Start the policy pack as the engine does and talk to its Analyzer gRPC service.
 
-The engine launches a Python pack as ``python -u -m pulumi.policy
-<engine-address> <pack-dir>`` (the ``pulumi-analyzer-policy-python`` plugin
-script); the pack's ``PolicyPack`` prints the port it serves on and blocks.
-The Python policy runtime never dials the engine address, so any placeholder
-works offline.
+The engine (``NewPolicyAnalyzer`` in pulumi's ``analyzer_plugin.go``) runs
+``pulumi-analyzer-policy-python <engine-address> . -virtualenv=<from
+PulumiPolicy.yaml>`` with the pack directory as working directory; that script
+runs ``<venv>/bin/python -u -m pulumi.policy <engine-address> .``. The pack's
+``PolicyPack`` prints the port it serves on and blocks. The Python policy
+runtime never dials the engine address, so any placeholder works offline.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class PolicyPackProcess:
         self._stderr = tempfile.TemporaryFile()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
-            [python or venv_python(), "-u", "-m", "pulumi.policy", PLACEHOLDER_ENGINE, str(self.pack_dir)],
+            [python or venv_python(), "-u", "-m", "pulumi.policy", PLACEHOLDER_ENGINE, "."],
             cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL, env=env,
         )
         try:
