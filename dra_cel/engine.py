@@ -13,6 +13,7 @@ program is immutable and safe to reuse.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,6 +87,25 @@ class Program:
         return f"Program({self.expression!r})"
 
 
+_OPERATOR_NAMES = {
+    "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
+    "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in", "addition_add": "_+_",
+    "addition_sub": "_-_", "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
+}
+_TYPE_NAMES = {
+    "dra_cel.semver.Semver": "kubernetes.Semver", "dra_cel.quantity.Quantity": "kubernetes.Quantity",
+    "celpy.celtypes.StringType": "string", "celpy.celtypes.IntType": "int", "celpy.celtypes.BoolType": "bool",
+    "celpy.celtypes.DoubleType": "double", "celpy.celtypes.UintType": "uint", "celpy.celtypes.MapType": "map",
+    "celpy.celtypes.ListType": "list", "celpy.celtypes.BytesType": "bytes",
+}
+
+
+def _readable(message: str) -> str:
+    """celpy names operators by grammar rule and types by Python class; use CEL's names."""
+    message = re.sub(r"Token\('RULE', '(\w+)'\)", lambda m: f"'{_OPERATOR_NAMES.get(m[1], m[1])}'", message)
+    return re.sub(r"<class '([\w.]+)'>", lambda m: _TYPE_NAMES.get(m[1], m[1].rsplit(".", 1)[-1]), message)
+
+
 def _describe(error: CELEvalError) -> str:
     args = [a for a in error.args if a is not None]
     if not args:
@@ -96,7 +116,7 @@ def _describe(error: CELEvalError) -> str:
     nested = [a for a in args[1:] if isinstance(a, tuple)]
     if message == "evaluation error" and nested and nested[0]:
         message = str(nested[0][0])
-    return message
+    return _readable(message)
 
 
 @functools.lru_cache(maxsize=4096)

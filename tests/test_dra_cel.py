@@ -353,3 +353,10 @@ def test_huge_exponents_are_refused_instead_of_hanging():
     with pytest.raises(CelEvaluationError, match="exponent 999999999 is beyond"):
         cel("quantity('1e999999999') == quantity('1')")
     assert cel("quantity('1e4096').isGreaterThan(quantity('1e4095'))")
+
+
+def test_comparing_a_version_attribute_with_a_string_is_a_runtime_error(a100):
+    # attributes are dyn at compile time; Kubernetes' Semver.Equal has no overload for a string
+    with pytest.raises(CelEvaluationError, match=r"no matching overload for '_==_' applied to "
+                                                 r"'\(kubernetes.Semver, string\)'"):
+        matches("device.attributes['gpu.nvidia.com'].driverVersion == '580.126.20'", a100)
