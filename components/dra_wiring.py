@@ -78,12 +78,19 @@ def pool_taints(cfg: StackConfig, pool_name: str) -> list[NodeTaint]:
     return taints
 
 
-def cloud_added_labels(cloud: str, pool_name: str, pool: NodePool) -> dict[str, str]:
+def eks_node_group_name(cluster_name: str, pool_name: str) -> str:
+    """The EKS node group name of a pool: deterministic, so ASG names and priorities are predictable."""
+    return f"{cluster_name}-{pool_name}"
+
+
+def cloud_added_labels(cfg: StackConfig, pool_name: str) -> dict[str, str]:
     """Labels the cloud puts on every node of the pool, whatever the stack says."""
     from stacks import catalog
 
+    cloud = cfg.cluster.cloud
+    pool = cfg.node_pools[pool_name]
     if cloud == "eks":
-        return {EKS_NODEGROUP: pool_name, EKS_CAPACITY_TYPE: "SPOT" if pool.spot else "ON_DEMAND"}
+        return {EKS_NODEGROUP: eks_node_group_name(cfg.cluster.name, pool_name), EKS_CAPACITY_TYPE: "SPOT" if pool.spot else "ON_DEMAND"}
     labels = {GKE_NODEPOOL: pool_name}
     if pool.spot:
         labels[GKE_SPOT] = "true"
@@ -109,8 +116,7 @@ def cloud_added_taints(cloud: str, pool: NodePool) -> list[NodeTaint]:
 
 def node_labels(cfg: StackConfig, pool_name: str) -> dict[str, str]:
     """Every label a node of the pool ends up with."""
-    pool = cfg.node_pools[pool_name]
-    return {**cloud_added_labels(cfg.cluster.cloud, pool_name, pool), **pool_labels(cfg, pool_name)}
+    return {**cloud_added_labels(cfg, pool_name), **pool_labels(cfg, pool_name)}
 
 
 def node_taints(cfg: StackConfig, pool_name: str) -> list[NodeTaint]:

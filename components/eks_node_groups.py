@@ -35,9 +35,7 @@ NODE_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/"
 AWS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
 
-def node_group_name(cluster_name: str, pool_name: str) -> str:
-    """The EKS node group name of a pool: deterministic, so ASG names and priorities are predictable."""
-    return f"{cluster_name}-{pool_name}"
+node_group_name = dra_wiring.eks_node_group_name
 
 
 def node_group_name_issues(cfg: StackConfig) -> list[tuple[str, str]]:

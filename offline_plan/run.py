@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pulumi
 import yaml
@@ -92,10 +93,10 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 parent=request.parent,
                 custom=bool(request.custom),
                 inputs=plain(json_format.MessageToDict(request.object)),
-                dependencies=list(request.dependencies),
+                dependencies=sorted(set(request.dependencies)),
                 provider=request.provider,
                 property_dependencies={
-                    k: list(v.urns) for k, v in sorted(request.propertyDependencies.items())
+                    k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())
                 },
             )
         )
@@ -213,10 +214,36 @@ def run_program(
 
 
 def _with_stack_root(captured: list[Captured], stack_urn: str) -> list[Captured]:
-    """Registration order, with exactly one root Stack resource first."""
-    rest = [c for c in captured if c.type != "pulumi:pulumi:Stack"]
+    """The root Stack first, then every resource after its parent, provider and dependencies.
+
+    Registration order under asyncio varies from run to run; this order does not: among the
+    resources whose prerequisites are placed, the smallest URN goes next.
+    """
+    import heapq
+
+    rest = {c.urn: c for c in captured if c.type != "pulumi:pulumi:Stack"}
     root = Captured("pulumi:pulumi:Stack", stack_urn.rsplit("::", 1)[1], stack_urn, "", False, {}, [], "")
-    return [root, *rest]
+    needs: dict[str, set[str]] = {}
+    for urn, c in rest.items():
+        before = {c.parent, *c.dependencies, c.provider.split("::" + c.provider.rsplit("::", 1)[-1])[0]}
+        needs[urn] = {u for u in before if u in rest and u != urn}
+    waiting_on: dict[str, list[str]] = {}
+    for urn, prereqs in needs.items():
+        for p in prereqs:
+            waiting_on.setdefault(p, []).append(urn)
+    ready = [u for u, prereqs in needs.items() if not prereqs]
+    heapq.heapify(ready)
+    ordered = [root]
+    while ready:
+        urn = heapq.heappop(ready)
+        ordered.append(rest[urn])
+        for nxt in waiting_on.get(urn, []):
+            needs[nxt].discard(urn)
+            if not needs[nxt]:
+                heapq.heappush(ready, nxt)
+    placed = {c.urn for c in ordered}
+    ordered += sorted((c for u, c in rest.items() if u not in placed), key=lambda c: c.urn)  # cycles: never expected
+    return ordered
 
 
 @dataclass(frozen=True)

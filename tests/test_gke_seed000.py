@@ -62,7 +62,8 @@ def test_seed_pools_exactly(run, name, machine, gpu, count, spot, low, high):
     assert inputs["autoscaling"]["totalMaxNodeCount"] == high, res.urn
     assert inputs["initialNodeCount"] == low, f"{res.urn}: seed starts with --num-nodes={low}"
     assert node["diskSizeGb"] == 300, res.urn
-    assert node["labels"] == SEED_LABELS, res.urn
+    marker = {} if spot else {"gpu-fungibility/on-demand-fallback": "true"}  # onDemandFallback: true
+    assert node["labels"] == {**SEED_LABELS, **marker}, res.urn
     assert node["taints"] == [SEED_TAINT], res.urn
 
 
