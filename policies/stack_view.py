@@ -168,7 +168,7 @@ def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
     accelerator_type = str(accelerators[0].get("type")) if accelerators else (shape.accelerator if shape else None)
     count = _int_or_none(accelerators[0].get("count")) if accelerators else (shape.count if shape else 0)
     family: Family = "cpu"
-    if accelerator_type and accelerator_type.startswith("tpu-") or machine_type.startswith(facts.TPU_MACHINE_PREFIXES):
+    if (accelerator_type or "").startswith("tpu-") or machine_type.startswith(facts.TPU_MACHINE_PREFIXES):
         family = "tpu"
     elif accelerator_type:
         family = "gpu"

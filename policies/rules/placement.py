@@ -31,7 +31,8 @@ class PoolPlugins:
 
 
 def _dra_kind(pool: Pool) -> str:
-    return "nvidia-dra" if pool.family == "gpu" else "tpu-dra"
+    """The DRA driver chart that serves an accelerator pool's family."""
+    return {"gpu": "nvidia-dra", "tpu": "tpu-dra"}.get(pool.family, "none")
 
 
 def plugins_on(pool: Pool, view: StackView) -> PoolPlugins:
