@@ -83,6 +83,10 @@ def load_stack() -> LoadedStack:
         config = parse_stack_config(raw)
     except ConfigError as exc:
         issues.extend(exc.issues)
+    else:
+        from stacks import composition_issues
+
+        issues.extend(composition_issues(config))
     if token_present and not token_secret:
         issues.append((TOKEN_KEY, f"is stored in plain text; store it as a secret: {SECRET_COMMAND}"))
     needs_token = bool(config and config.workloads)

@@ -57,3 +57,17 @@ def test_config_error_and_token_error_are_reported_together():
         _load(broken)
     paths = {p for p, _ in caught.value.issues}
     assert {"hfToken", "cluster.kubernetesVersion"} <= paths
+
+
+def test_composition_problems_join_the_config_problems():
+    broken = {
+        **BASE,
+        "hfToken": "plain",
+        "cluster": {**BASE["cluster"], "releaseChannel": "UNSPECIFIED"},
+        "workloads": {"vllm": {"pool": "l4", "model": "m", "namespace": "kube-system"}},
+    }
+    with pytest.raises(ConfigError) as caught:
+        _load(broken)
+    paths = {p for p, _ in caught.value.issues}
+    assert {"hfToken", "cluster.releaseChannel"} <= paths, caught.value.issues
+    assert any(p.startswith("workloads.vllm") for p in paths), caught.value.issues
