@@ -70,11 +70,18 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
 
         if policy and _available("policy_gate"):
             gate = importlib.import_module("policy_gate")
-            result = gate.run_gate(document)
-            for line in _gate_lines(result):
-                print(line)
-            sections.append(("Policy pack", gate.render_markdown(result)))
-            exit_code = max(exit_code, 1 if result.exit_code else 0)
+            try:
+                result = gate.run_gate(document)
+            except gate.GateError as exc:
+                # A gate that cannot run is a failed gate, never a silent pass.
+                print(f"policy pack: could not run: {exc}", file=sys.stderr)
+                sections.append(("Policy pack", f"**The policy pack could not run:** {exc}\n"))
+                exit_code = 1
+            else:
+                for line in _gate_lines(result):
+                    print(line)
+                sections.append(("Policy pack", gate.render_markdown(result)))
+                exit_code = max(exit_code, 1 if result.exit_code else 0)
         if simulate and _available("simulator") and run.config.workloads:
             sim = importlib.import_module("simulator")
             placement = sim.simulate(run.config, objects)

@@ -135,3 +135,18 @@ def test_schema_failure_is_reported_with_its_path():
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"prots": []}}
     result = validate(Manifest("u", "s.yaml", service), "1.34")
     assert result.status == "invalid" and result.detail.startswith("spec:") and "prots" in result.detail
+
+
+def test_a_policy_pack_that_cannot_start_fails_the_plan(tmp_path, monkeypatch, capsys):
+    import policy_gate
+
+    def broken_gate(*_args, **_kwargs):
+        raise policy_gate.GateError("the policy pack exited before it listened")
+
+    monkeypatch.setattr(policy_gate, "run_gate", broken_gate)
+    code = plan_main(["--stack", "dev", "--out", str(tmp_path), "--no-simulate"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "policy pack: could not run: the policy pack exited before it listened" in err
+    assert "Traceback" not in err
+    assert "could not run" in (tmp_path / "dev" / "summary.md").read_text()

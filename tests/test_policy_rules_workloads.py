@@ -125,6 +125,13 @@ def test_selector_that_does_not_compile(expression):
     assert "a100-80gb" in found.messages[0]
 
 
+def test_valid_kubernetes_cel_the_engine_lacks_is_not_a_violation():
+    stack = gke_stack()
+    gpu_request(stack)["firstAvailable"][0]["selectors"][0]["cel"]["expression"] = (
+        "cel.bind(p, device.attributes['gpu.nvidia.com'].productName, p == 'NVIDIA A100-SXM4-80GB')")
+    assert run_stack_rule(validate_claim_shape, stack).violations == []
+
+
 def test_device_class_selector_that_does_not_compile():
     stack = gke_stack()
     stack.append(R("kubernetes:resource.k8s.io/v1:DeviceClass", "broken", {
