@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema
 import kubernetes_validate
 import yaml
 
@@ -61,8 +63,6 @@ def _ordered(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate_custom(manifest: Manifest) -> SchemaResult:
-    import jsonschema
-
     schema = PROJECT_SCHEMAS.get((manifest.obj.get("apiVersion"), manifest.obj.get("kind")))
     if schema is None:
         return SchemaResult(manifest.filename, "no-schema",
@@ -113,13 +113,40 @@ COMPUTE_CLASS_SCHEMA = {
 PROJECT_SCHEMAS = {("cloud.google.com/v1", "ComputeClass"): COMPUTE_CLASS_SCHEMA}
 
 
+@functools.lru_cache(maxsize=None)
+def _strict_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
+    """kubernetes-validate's strict schema for one kind, compiled once per run.
+
+    ``kubernetes_validate.validate`` re-reads and re-links the large definitions file on
+    every call; this resolves the same files the same way and keeps the validator.
+    """
+    from kubernetes_validate import utils
+    from referencing import Registry, Resource
+
+    wanted = utils.major_minor(kubernetes_version)
+    if wanted > utils.latest_version():
+        raise kubernetes_validate.VersionNotSupportedError(version=wanted)
+    version = [v for v in utils.all_versions() if utils.major_minor(v) <= wanted][-1]
+    group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    folder = f"kubernetes-json-schema/v{version}-local-strict"
+    try:
+        schema = utils.schema_contents(f"{folder}/{kind.lower()}-{group}.json", kubernetes_version)
+    except FileNotFoundError:
+        raise kubernetes_validate.SchemaNotFoundError(version=wanted, kind=kind, api_version=api_version) from None
+    definitions = utils.schema_contents(f"{folder}/_definitions.json", kubernetes_version)
+    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
+
+
 def validate(manifest: Manifest, kubernetes_version: str) -> SchemaResult:
     """Strict schema validation for the stack's Kubernetes version."""
+    obj = manifest.obj
     try:
-        kubernetes_validate.validate(manifest.obj, kubernetes_version, strict=True)
+        validator = _strict_validator(kubernetes_version, obj["apiVersion"], obj["kind"])
     except kubernetes_validate.SchemaNotFoundError:
         return _validate_custom(manifest)
-    except kubernetes_validate.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(root)"
-        return SchemaResult(manifest.filename, "invalid", f"{where}: {exc.message}")
+    error = jsonschema.exceptions.best_match(validator.iter_errors(obj))
+    if error is not None:
+        where = "/".join(str(p) for p in error.path) or "(root)"
+        return SchemaResult(manifest.filename, "invalid", f"{where}: {error.message}")
     return SchemaResult(manifest.filename, "valid")

@@ -150,3 +150,35 @@ def test_a_policy_pack_that_cannot_start_fails_the_plan(tmp_path, monkeypatch, c
     assert "policy pack: could not run: the policy pack exited before it listened" in err
     assert "Traceback" not in err
     assert "could not run" in (tmp_path / "dev" / "summary.md").read_text()
+
+
+BROKEN_OBJECTS = [
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": "http"}]}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 1}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "c"},
+     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]}}}},
+]
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_cached_validation_agrees_with_kubernetes_validate(stack):
+    import kubernetes_validate
+
+    from offline_plan.run import run_stack_file
+
+    run = run_stack_file(stack)
+    objects = [m for m in manifests(run)] + [Manifest("u", f"broken-{i}", o) for i, o in enumerate(BROKEN_OBJECTS)]
+    for manifest in objects:
+        ours = validate(manifest, run.config.cluster.minor_version).status
+        try:
+            kubernetes_validate.validate(manifest.obj, run.config.cluster.minor_version, strict=True)
+            theirs = "valid"
+        except kubernetes_validate.SchemaNotFoundError:
+            theirs = "no-schema"
+        except kubernetes_validate.ValidationError:
+            theirs = "invalid"
+        if theirs == "no-schema":
+            assert ours in ("valid", "invalid", "no-schema"), manifest.filename  # project schema may apply
+        else:
+            assert ours == theirs, f"{manifest.filename}: ours {ours}, kubernetes-validate {theirs}"
+    assert any(m.filename.startswith("broken") for m in objects)
