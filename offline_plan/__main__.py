@@ -9,6 +9,7 @@ manifest, 2 invalid stack config (nothing written).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import importlib
 import importlib.util
 import shutil
@@ -32,19 +33,58 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated placement")
     args = parser.parse_args(argv)
 
-    try:
-        run = run_stack_file(args.stack, Path(args.stack_dir))
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ConfigError as exc:
-        print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
-        return 2
-    return write_plan(run, Path(args.out) / args.stack, policy=not args.no_policy,
-                      simulate=not args.no_simulate)
+    with EarlyPack(enabled=not args.no_policy) as pack:
+        try:
+            run = run_stack_file(args.stack, Path(args.stack_dir))
+        except FileNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except ConfigError as exc:
+            print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
+            return 2
+        return write_plan(run, Path(args.out) / args.stack, policy=not args.no_policy,
+                          simulate=not args.no_simulate, pack=pack)
 
 
-def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bool = True) -> int:
+class EarlyPack:
+    """The policy pack, started in the background while the program runs.
+
+    Booting the pack's interpreter takes about as long as the program's own
+    imports; on two cores the two overlap. ``get()`` returns the running pack,
+    or None when the gate should start its own (or there is no pack).
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self._future: concurrent.futures.Future | None = None
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        if enabled and _available("policy_gate"):
+            from policy_gate import PolicyPackProcess
+
+            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+            self._future = self._executor.submit(PolicyPackProcess)
+
+    def get(self) -> Any:
+        if self._future is None:
+            return None
+        try:
+            return self._future.result()
+        except Exception:  # the gate starts its own pack and reports why it cannot
+            return None
+
+    def __enter__(self) -> EarlyPack:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._future is not None:
+            pack = self.get()
+            if pack is not None:
+                pack.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+
+def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bool = True,
+               pack: EarlyPack | None = None) -> int:
     """Write the plan's files into ``out_dir`` (replacing it) and return the exit code."""
     document = planjson.plan_document(run)
     found = manifest_mod.manifests(run)
@@ -71,7 +111,8 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         if policy and _available("policy_gate"):
             gate = importlib.import_module("policy_gate")
             try:
-                result = gate.run_gate(document)
+                running = pack.get() if pack is not None else None
+                result = gate.run_gate(document, pack=running) if running else gate.run_gate(document)
             except gate.GateError as exc:
                 # A gate that cannot run is a failed gate, never a silent pass.
                 print(f"policy pack: could not run: {exc}", file=sys.stderr)

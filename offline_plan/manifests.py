@@ -113,7 +113,7 @@ COMPUTE_CLASS_SCHEMA = {
 PROJECT_SCHEMAS = {("cloud.google.com/v1", "ComputeClass"): COMPUTE_CLASS_SCHEMA}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _strict_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
     """kubernetes-validate's strict schema for one kind, compiled once per run.
 

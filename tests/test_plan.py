@@ -182,3 +182,26 @@ def test_cached_validation_agrees_with_kubernetes_validate(stack):
         else:
             assert ours == theirs, f"{manifest.filename}: ours {ours}, kubernetes-validate {theirs}"
     assert any(m.filename.startswith("broken") for m in objects)
+
+
+def _policy_pack_processes() -> set[int]:
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"-m pulumi.policy" in cmdline:
+                found.add(int(proc.name))
+    return found
+
+
+def test_the_plan_leaves_no_policy_pack_running(tmp_path):
+    before = _policy_pack_processes()
+    assert plan_main(["--stack", "dev", "--out", str(tmp_path), "--no-simulate"]) == 0
+    stack_dir = tmp_path / "stacks"
+    stack_dir.mkdir()
+    (stack_dir / "Pulumi.bad.yaml").write_text("config:\n  gpu-fungibility:cluster: {cloud: aks}\n")
+    assert plan_main(["--stack", "bad", "--out", str(tmp_path), "--stack-dir", str(stack_dir)]) == 2
+    assert _policy_pack_processes() - before == set()
