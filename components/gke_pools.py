@@ -171,8 +171,11 @@ def _node_pool(parent: pulumi.Resource, name: str, args: GkeNodePoolArgs, pool: 
     )
 
 
-class GkeGpuNodePool(pulumi.ComponentResource):
-    """A GPU node pool: machine type, guest accelerators, spot, autoscaling, DRA labels and taints."""
+class _GkeAcceleratorPool(pulumi.ComponentResource):
+    """What GPU and TPU pools share: validation, DRA labels and taints, hardened nodes."""
+
+    TYPE = ""
+    FAMILY = ""
 
     node_pool: gcp.container.NodePool
     node_pool_name: pulumi.Output[str]
@@ -180,56 +183,53 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     taints: list[dra_wiring.NodeTaint]
 
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:gke_pools:GkeGpuNodePool", name, None, opts)
-        pool = _validate(args, "gpu")
+        super().__init__(self.TYPE, name, None, opts)
+        pool = _validate(args, self.FAMILY)
         cfg = args.config
         self.labels = dra_wiring.pool_labels(cfg, args.pool_name)
         self.taints = dra_wiring.pool_taints(cfg, args.pool_name)
-        accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+        node_config = secure_node_config(
+            machine_type=pool.machine_type or "",
+            disk_size_gb=pool.disk_size_gb,
+            service_account=args.service_account,
+            spot=pool.spot,
+            labels=self.labels,
+            taints=self.taints,
+            guest_accelerators=self._guest_accelerators(pool),
+            resource_labels=dict(cfg.cluster.labels),
+        )
+        self.node_pool = _node_pool(self, name, args, pool, node_config, self._placement(pool))
+        self.node_pool_name = self.node_pool.name
+        self.register_outputs({"nodePoolName": self.node_pool_name})
+
+    def _guest_accelerators(self, pool: NodePool) -> list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] | None:
+        return None
+
+    def _placement(self, pool: NodePool) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+        return None
+
+
+class GkeGpuNodePool(_GkeAcceleratorPool):
+    """A GPU node pool: machine type, guest accelerators, spot, autoscaling, DRA labels and taints."""
+
+    TYPE = "gpu-fungibility:gke_pools:GkeGpuNodePool"
+    FAMILY = "gpu"
+
+    def _guest_accelerators(self, pool: NodePool) -> list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs]:
+        return [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
             type=pool.accelerator.type,
             count=pool.accelerator.count,
             gpu_driver_installation_config=(
                 gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
                     gpu_driver_version=gpu_driver_version(pool))),
-        )
-        node_config = secure_node_config(
-            machine_type=pool.machine_type or "",
-            disk_size_gb=pool.disk_size_gb,
-            service_account=args.service_account,
-            spot=pool.spot,
-            labels=self.labels,
-            taints=self.taints,
-            guest_accelerators=[accelerator],
-            resource_labels=dict(cfg.cluster.labels),
-        )
-        self.node_pool = _node_pool(self, name, args, pool, node_config)
-        self.node_pool_name = self.node_pool.name
-        self.register_outputs({"nodePoolName": self.node_pool_name})
+        )]
 
 
-class GkeTpuNodePool(pulumi.ComponentResource):
+class GkeTpuNodePool(_GkeAcceleratorPool):
     """A TPU node pool (e.g. ct6e-standard-1t) for the TPU DRA driver (seed 003)."""
 
-    node_pool: gcp.container.NodePool
-    node_pool_name: pulumi.Output[str]
-    labels: dict[str, str]
-    taints: list[dra_wiring.NodeTaint]
+    TYPE = "gpu-fungibility:gke_pools:GkeTpuNodePool"
+    FAMILY = "tpu"
 
-    def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:gke_pools:GkeTpuNodePool", name, None, opts)
-        pool = _validate(args, "tpu")
-        cfg = args.config
-        self.labels = dra_wiring.pool_labels(cfg, args.pool_name)
-        self.taints = dra_wiring.pool_taints(cfg, args.pool_name)
-        node_config = secure_node_config(
-            machine_type=pool.machine_type or "",
-            disk_size_gb=pool.disk_size_gb,
-            service_account=args.service_account,
-            spot=pool.spot,
-            labels=self.labels,
-            taints=self.taints,
-            resource_labels=dict(cfg.cluster.labels),
-        )
-        self.node_pool = _node_pool(self, name, args, pool, node_config, tpu_placement(pool))
-        self.node_pool_name = self.node_pool.name
-        self.register_outputs({"nodePoolName": self.node_pool_name})
+    def _placement(self, pool: NodePool) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+        return tpu_placement(pool)
