@@ -62,30 +62,26 @@ def _selector(expression: str) -> resource_v1.DeviceSelectorArgs:
     return resource_v1.DeviceSelectorArgs(cel=resource_v1.CELDeviceSelectorArgs(expression=expression))
 
 
+def _pool_request_fields(cfg: StackConfig, pool_name: str, device_class: str | None) -> dict:
+    """What a pool's alternative and its ``exactly`` request share: class, mode, count, selector."""
+    pool = cfg.node_pools[pool_name]
+    fields = {
+        "device_class_name": device_class or default_device_class(pool.family),
+        "selectors": [_selector(selectors.accelerator_selector(pool.accelerator.type))],
+    }
+    if pool.family == "tpu":
+        return {**fields, "allocation_mode": ALL_DEVICES}
+    return {**fields, "allocation_mode": EXACT_COUNT, "count": pool.accelerator.count}
+
+
 def pool_subrequest(cfg: StackConfig, pool_name: str, device_class: str | None = None) -> resource_v1.DeviceSubRequestArgs:
     """One ``firstAvailable`` alternative: a whole node's worth of the pool's accelerator."""
-    pool = cfg.node_pools[pool_name]
-    class_name = device_class or default_device_class(pool.family)
-    selector = [_selector(selectors.accelerator_selector(pool.accelerator.type))]
-    if pool.family == "tpu":
-        return resource_v1.DeviceSubRequestArgs(
-            name=pool_name, device_class_name=class_name, allocation_mode=ALL_DEVICES, selectors=selector)
-    return resource_v1.DeviceSubRequestArgs(
-        name=pool_name, device_class_name=class_name, allocation_mode=EXACT_COUNT,
-        count=pool.accelerator.count, selectors=selector)
+    return resource_v1.DeviceSubRequestArgs(name=pool_name, **_pool_request_fields(cfg, pool_name, device_class))
 
 
 def pool_exact_request(cfg: StackConfig, pool_name: str, device_class: str | None = None) -> resource_v1.ExactDeviceRequestArgs:
     """The ``exactly`` request for one pool (same count and selector as its alternative)."""
-    pool = cfg.node_pools[pool_name]
-    class_name = device_class or default_device_class(pool.family)
-    selector = [_selector(selectors.accelerator_selector(pool.accelerator.type))]
-    if pool.family == "tpu":
-        return resource_v1.ExactDeviceRequestArgs(
-            device_class_name=class_name, allocation_mode=ALL_DEVICES, selectors=selector)
-    return resource_v1.ExactDeviceRequestArgs(
-        device_class_name=class_name, allocation_mode=EXACT_COUNT,
-        count=pool.accelerator.count, selectors=selector)
+    return resource_v1.ExactDeviceRequestArgs(**_pool_request_fields(cfg, pool_name, device_class))
 
 
 def placement_request(
