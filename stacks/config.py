@@ -309,7 +309,7 @@ class Workload(Model):
     compute_class: str | None = None
     pool: str | None = None
     shared_claim: str | None = None
-    model: str = Field(min_length=1)
+    model: str | None = Field(default=None, min_length=1)  # required unless mig slices name their own
     image: str | None = None  # default: DEFAULT_GPU_IMAGE / DEFAULT_TPU_IMAGE
     replicas: int = Field(default=1, ge=0)
     max_model_len: int | None = Field(default=None, ge=1)

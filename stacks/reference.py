@@ -63,7 +63,7 @@ DESCRIPTIONS = {
     "workloads.<name>.computeClass": "fungible placement: one claim alternative per pool of the class",
     "workloads.<name>.pool": "placement on one pool",
     "workloads.<name>.sharedClaim": "share a `sharedClaims` entry's device with other pods",
-    "workloads.<name>.model": "Hugging Face model id",
+    "workloads.<name>.model": "Hugging Face model id (required, except for `mig` workloads)",
     "workloads.<name>.image": "serving image (default: pinned vLLM GPU or TPU image)",
     "workloads.<name>.replicas": "Deployment replicas",
     "workloads.<name>.maxModelLen": "vLLM `--max-model-len`",

@@ -211,6 +211,11 @@ def _workloads(cfg: StackConfig) -> Issues:
                                    f"alternative {pool_name} ({where}) offers {total} GiB "
                                    f"({pool.accelerator.count} x {pool.accelerator.type}), "
                                    f"below the required {wl.min_accelerator_memory_gi} GiB"))
+        if wl.mig is None and not wl.model:
+            issues.append((f"{path}.model", "required: the Hugging Face model id to serve"))
+        if wl.mig is not None and wl.model:
+            issues.append((f"{path}.model", "a mig workload serves one model per slice: set mig[].model "
+                                            "and remove model"))
         if wl.mig is not None:
             issues.extend(_mig(cfg, path, wl))
         if wl.gpu_memory_utilization and cfg.family_of(wl) != "gpu":

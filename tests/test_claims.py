@@ -256,7 +256,7 @@ def test_shared_claim_on_a_single_pool_uses_exactly():
 def mig_config(slices: list[dict]) -> dict:
     cfg = gke_config(["a100-80gb"])
     cfg["computeClasses"] = {}
-    cfg["workloads"] = {"mig-inference": {"pool": "a100-80gb", "model": "unused", "replicas": 2, "mig": slices}}
+    cfg["workloads"] = {"mig-inference": {"pool": "a100-80gb", "replicas": 2, "mig": slices}}
     return cfg
 
 

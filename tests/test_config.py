@@ -149,11 +149,13 @@ CORPUS = [
     ("bad-cidr", GKE, [("cluster/controlPlane", {"publicEndpoint": True, "authorizedNetworks": ["10.0.0.1/8"]})], "cluster.controlPlane.authorizedNetworks", "not a CIDR block"),
     ("pool-zone-outside-cluster", GKE, [("nodePools/a100-80gb/zones", ["us-east1-b"])], "nodePools.a100-80gb.zones", "not in cluster.zones"),
     ("on-demand-fallback-but-spot", GKE, [("nodePools/a100-80gb/onDemandFallback", True)], "nodePools.a100-80gb.onDemandFallback", "spot: false"),
-    ("mig-bad-profile", GKE, [("workloads/mig", {"pool": "a100-80gb", "model": "m", "mig": [
+    ("mig-bad-profile", GKE, [("workloads/mig", {"pool": "a100-80gb", "mig": [
         {"name": "big", "profile": "3g.20gb", "model": "a", "port": 8000}]})], "workloads.mig.mig[0].profile", "accepted: 1g.10gb"),
     ("mig-on-class", GKE, [("workloads/vllm/mig", [{"name": "s", "profile": "1g.10gb", "model": "a", "port": 8000}])], "workloads.vllm", "runs on one pool"),
     ("shared-claim-missing", GKE, [("workloads/vllm/computeClass", DELETE), ("workloads/vllm/sharedClaim", "gpu")], "workloads.vllm.sharedClaim", "no sharedClaims entry"),
     ("device-class-reserved-name", GKE, [("deviceClasses", {"gpu.nvidia.com": {"minMemoryGi": 40}})], "deviceClasses.gpu.nvidia.com", "created by a DRA driver"),
+    ("mig-with-workload-model", GKE, [("workloads/mig", {"pool": "a100-80gb", "model": "m", "mig": [
+        {"name": "big", "profile": "3g.40gb", "model": "a", "port": 8000}]})], "workloads.mig.model", "one model per slice"),
     ("unpinned-chart", GKE, [("drivers", {"nvidiaDra": {"chart": "oci://x/y", "version": "", "namespace": "dra"}})], "drivers.nvidiaDra.version", "at least 1 character"),
     ("eks-machine-type", EKS, [("nodePools/l40s/machineType", "a2-highgpu-1g")], "nodePools.l40s.machineType", "for GKE"),
     ("eks-missing-instance-types", EKS, [("nodePools/l40s/instanceTypes", DELETE)], "nodePools.l40s.instanceTypes", "required on EKS"),

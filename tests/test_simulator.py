@@ -291,7 +291,7 @@ MIG_RAW = {
     "nodePools": {"a100-mig": {"machineType": "a2-ultragpu-2g", "accelerator": {"type": "nvidia-a100-80gb",
                                                                                 "count": 2},
                                "autoscaling": {"min": 1, "max": 1}}},
-    "workloads": {"mig-inference": {"pool": "a100-mig", "model": "Qwen/Qwen2.5-7B-Instruct", "mig": [
+    "workloads": {"mig-inference": {"pool": "a100-mig", "mig": [
         {"name": "large-slice", "profile": "3g.40gb", "model": "Qwen/Qwen2.5-7B-Instruct", "port": 8000},
         {"name": "small-slice", "profile": "1g.10gb", "model": "BAAI/bge-base-en-v1.5", "port": 8001},
     ]}},
