@@ -261,7 +261,17 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
     if not path.is_file():
         available = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
         raise FileNotFoundError(f"no stack file {path.name}; stacks here: {', '.join(available)}")
-    data = yaml.safe_load(path.read_text()) or {}
+    from stacks.loader import ConfigError
+
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError([_yaml_issue(exc)]) from None
+    if not isinstance(data, dict):
+        raise ConfigError([("(top level)", f"must be a mapping with a `config:` key, found {type(data).__name__}")])
+    if not isinstance(data.get("config") or {}, dict):
+        raise ConfigError([("config", "must be a mapping of config keys (`gpu-fungibility:cluster:` and the "
+                                      "other keys indented below `config:`)")])
     namespace_config: dict[str, Any] = {}
     other: dict[str, Any] = {}
     secret_keys: list[str] = []
@@ -278,6 +288,18 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
         else:
             other[full_key] = value
     return StackFile(namespace_config, other, tuple(secret_keys), tuple(encrypted))
+
+
+def _yaml_issue(exc: yaml.YAMLError) -> tuple[str, str]:
+    """A YAML syntax error as (position, message), without the parser's traceback."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        problem += f" ({context} at line {context_mark.line + 1})"
+    return where, f"not valid YAML: {problem}"
 
 
 def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:

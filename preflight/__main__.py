@@ -85,10 +85,9 @@ def _load(stack: str, stack_dir: Path):
 
     try:
         stack_file = read_stack_file(stack, stack_dir)
+        cfg = parse_stack_config(stack_file.namespace_config)
     except FileNotFoundError as exc:
         return _fail(f"preflight: {exc}")
-    try:
-        cfg = parse_stack_config(stack_file.namespace_config)
     except ConfigError as exc:
         return _fail(f"preflight: Pulumi.{stack}.yaml: {exc}")
     if cfg.cluster.cloud != "eks":
