@@ -7,6 +7,12 @@ matches Auto Scaling group names, which EKS derives from the node group name
 (``eks-<nodeGroupName>-<uuid>``); each regex is anchored on both ends, so a
 pool named ``a100`` can never match the ASG of ``a100-80gb``.
 
+With DRA pools the autoscaler runs with ``--enable-dynamic-resource-allocation``
+and then lists and watches DeviceClasses, ResourceSlices and ResourceClaims.
+The pinned chart's ClusterRole grants nothing in ``resource.k8s.io``, so the
+component adds a read-only ClusterRole for them, bound to the autoscaler's
+service account, before the release starts.
+
 Limit (documented in docs/eks.md): the upstream autoscaler cannot describe the
 DRA devices of a node group that has no nodes on AWS; with
 ``--enable-dynamic-resource-allocation`` it copies the ResourceSlices of a
@@ -45,6 +51,11 @@ READ_ACTIONS = (
     "ec2:DescribeLaunchTemplateVersions",
     "ec2:GetInstanceTypesFromInstanceRequirements",
 )
+#: What the autoscaler reads to simulate DRA claims (the upstream AWS example manifest grants the same).
+DRA_READ_RULE = {"api_groups": ["resource.k8s.io"],
+                 "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
+                 "verbs": ["get", "list", "watch"]}
+DRA_READER_ROLE = "cluster-autoscaler-dra-reader"
 #: Calls that change capacity: only on ASGs EKS tagged as owned by this cluster.
 WRITE_ACTIONS = ("autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup")
 
@@ -152,11 +163,30 @@ class ClusterAutoscalerArgs:
     asg_regex_by_pool: dict[str, str] = field(default_factory=dict)
 
 
+def dra_read_access(parent: pulumi.Resource, name: str, namespace: str) -> k8s.rbac.v1.ClusterRoleBinding:
+    """Read access to the DRA objects for the autoscaler's service account (a ClusterRole and its binding)."""
+    role = k8s.rbac.v1.ClusterRole(
+        f"{name}-dra-reader",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=DRA_READER_ROLE),
+        rules=[k8s.rbac.v1.PolicyRuleArgs(**DRA_READ_RULE)],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return k8s.rbac.v1.ClusterRoleBinding(
+        f"{name}-dra-reader-binding",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=DRA_READER_ROLE),
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole",
+                                         name=role.metadata.name),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=namespace)],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 class ClusterAutoscaler(pulumi.ComponentResource):
-    """IRSA role, priority-expander ConfigMap and the pinned ``cluster-autoscaler`` release."""
+    """IRSA role, priority-expander ConfigMap, DRA read access and the pinned ``cluster-autoscaler`` release."""
 
     role: aws.iam.Role
     priority_config_map: k8s.core.v1.ConfigMap
+    dra_access: k8s.rbac.v1.ClusterRoleBinding | None
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
@@ -196,6 +226,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             data={"priorities": priorities_document(priorities, args.asg_regex_by_pool)},
             opts=pulumi.ResourceOptions(parent=self),
         )
+        dra = any(p.dra for p in cfg.node_pools.values())
+        self.dra_access = dra_read_access(self, name, namespace) if dra else None
         values = autoscaler_values(
             chart,
             cluster_name=cluster_name,
@@ -203,7 +235,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             kubernetes_minor=cfg.cluster.minor_version,
             role_arn=self.role.arn,
             system_node_group=args.system_node_group,
-            dra=any(p.dra for p in cfg.node_pools.values()),
+            dra=dra,
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -215,7 +247,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 namespace=namespace,
                 values=values,
             ),
-            # The priority expander reads its ConfigMap at start-up.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.priority_config_map]),
+            # The priority expander reads its ConfigMap at start-up; DRA informers need their access.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.priority_config_map, *([self.dra_access] if self.dra_access else [])]),
         )
         self.register_outputs({"role_arn": self.role.arn, "release": self.release.name})

@@ -248,6 +248,26 @@ def test_autoscaler_release_discovers_this_cluster_with_irsa(dev):
     assert cm.urn in ca.dependencies, f"{ca.urn} must wait for {cm.urn}"
 
 
+def test_autoscaler_may_read_the_dra_objects_it_simulates(dev):
+    """--enable-dynamic-resource-allocation lists and watches DeviceClasses, ResourceSlices and ResourceClaims;
+    the chart's own ClusterRole grants nothing in resource.k8s.io, so the informers would never sync."""
+    ca = release(dev, "cluster-autoscaler")
+    sa = ca.inputs["values"]["rbac"]["serviceAccount"]["name"]
+    bindings = [b for b in dev.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
+                if {"kind": "ServiceAccount", "name": sa, "namespace": ca.inputs["namespace"]} in b.inputs["subjects"]]
+    assert len(bindings) == 1, f"{ca.urn}: no ClusterRoleBinding for kube-system/{sa}"
+    binding = bindings[0]
+    roles = [r for r in dev.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+             if r.inputs["metadata"]["name"] == binding.inputs["roleRef"]["name"]]
+    assert len(roles) == 1, binding.urn
+    granted = {(res, verb) for rule in roles[0].inputs["rules"] if "resource.k8s.io" in rule["apiGroups"]
+               for res in rule["resources"] for verb in rule["verbs"]}
+    for res in ("deviceclasses", "resourceslices", "resourceclaims"):
+        for verb in ("get", "list", "watch"):
+            assert (res, verb) in granted, f"{roles[0].urn}: {verb} {res} missing"
+    assert binding.urn in ca.dependencies, f"{ca.urn} must wait for {binding.urn}"
+
+
 def test_autoscaler_may_only_scale_this_clusters_groups(dev):
     policy = json.loads(dev.named("gpu-fungibility-eks-autoscaler-policy").inputs["policy"])
     writes = [s for s in policy["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"]]
