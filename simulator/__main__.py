@@ -22,7 +22,7 @@ from simulator.workloads import pod_specs
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="make simulate", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True, help="stack name: simulates Pulumi.<stack>.yaml")
-    parser.add_argument("--replicas", type=int, help="replicas per workload (default: each workload's own)")
+    parser.add_argument("--replicas", help="replicas per workload, 0 or more (default: each workload's own)")
     parser.add_argument("--workload", help="give --replicas to this workload only; the others keep theirs")
     parser.add_argument("--stockout", default="", help="comma-separated pools that cannot add nodes")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -31,9 +31,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.replicas is not None and args.replicas < 0:
-        print("error: --replicas must be 0 or more", file=sys.stderr)
-        return 2
+    if args.replicas is not None:
+        count = args.replicas.strip()
+        if not count.isdigit():
+            print(f"error: --replicas must be a whole number, 0 or more (e.g. 3); got {args.replicas!r}",
+                  file=sys.stderr)
+            return 2
+        args.replicas = int(count)
     from offline_plan.manifests import kubernetes_objects
     from offline_plan.run import run_stack_file
     from stacks.loader import ConfigError

@@ -53,7 +53,9 @@ def test_replicas_apply_to_every_workload_without_workload_flag(fake_plan, capsy
     (["--stack", "qa", "--replicas", "1"], "unknown stack 'qa'"),
     (["--stack", "dev", "--replicas", "1", "--workload", "llama"], "unknown workload 'llama'; workloads: vllm-gpu"),
     (["--stack", "dev", "--replicas", "1", "--stockout", "a100-80gb,h100"], "unknown pool in stockout: h100"),
-    (["--stack", "dev", "--replicas", "-1"], "--replicas must be 0 or more"),
+    (["--stack", "dev", "--replicas", "-1"], "--replicas must be a whole number, 0 or more (e.g. 3); got '-1'"),
+    (["--stack", "dev", "--replicas", "x"], "--replicas must be a whole number, 0 or more (e.g. 3); got 'x'"),
+    (["--stack", "dev", "--replicas", "2.5"], "--replicas must be a whole number, 0 or more (e.g. 3); got '2.5'"),
 ])
 def test_unknown_names_exit_2_with_a_clear_message(fake_plan, capsys, argv, message):
     assert main(argv) == 2
