@@ -49,7 +49,9 @@ def read_plan(source: Mapping[str, Any] | str | Path) -> dict[str, Any]:
         return dict(source)
     path = Path(source)
     if not path.is_file():
-        raise PlanError(f"{path}: no such file")
+        problem = "is a directory" if path.is_dir() else "no such file"
+        raise PlanError(f"{path}: {problem}; give a plan file: build/<stack>/plan.json from "
+                        "`make plan STACK=<stack>`, or the output of `pulumi preview --json`")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:

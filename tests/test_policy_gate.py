@@ -171,6 +171,12 @@ def test_missing_plan_and_missing_config(tmp_path):
     assert done.returncode == 2 and "no such policy config file" in done.stderr
 
 
+@pytest.mark.parametrize(("name", "problem"), [("absent.json", "no such file"), (".", "is a directory")])
+def test_unreadable_plan_path_says_which_files_are_accepted(tmp_path, name, problem):
+    with pytest.raises(GateError, match=re.escape(f"{problem}; give a plan file: build/<stack>/plan.json")):
+        run_gate(tmp_path / name)
+
+
 def test_cli_prints_one_line_per_violation_and_fails_on_mandatory(tmp_path):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(broken_gke_plan()))
