@@ -12,11 +12,13 @@ PLAN ?= build/$(STACK)/plan.json
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make test                        the whole test suite, offline"
-	@echo "make policy-check PLAN=file      run the policy pack over a preview JSON file"
+	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=eks-dev     EC2 capacity preflight (needs AWS credentials)"
 	@echo "make bench                       benchmarks (print figures)"
 	@echo "make lint                        ruff"
+	@echo "make venv                        create .venv from requirements.txt (every target does this first)"
+	@echo "make clean                       remove build/ and .pytest_cache"
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
