@@ -30,6 +30,7 @@ from components import dra_wiring, entrypoint
 from components.claims import ClaimRef
 from stacks.config import DEFAULT_GPU_IMAGE, DEFAULT_TPU_IMAGE, ServiceConfig, StackConfig, Workload
 
+SKIP_AWAIT = "pulumi.com/skipAwait"
 HF_SECRET_NAME = "hf-token"
 HF_SECRET_KEY = "hf_api_token"  # the key seeds 000 and 003 use
 HEALTH_PATH = "/health"
@@ -344,7 +345,7 @@ def _deployment(prefix: str, cfg: StackConfig, wl_name: str, args: VllmWorkloadA
         metadata=ObjectMetaArgs(
             name=wl_name, namespace=workload.namespace, labels=workload_labels(wl_name),
             # A pod may wait for a node to scale up and then download a model: `pulumi up` does not block on it.
-            annotations={"pulumi.com/skipAwait": "true"},
+            annotations={SKIP_AWAIT: "true"},
         ),
         spec=apps_v1.DeploymentSpecArgs(
             replicas=workload.replicas,
@@ -368,11 +369,13 @@ def _service(prefix: str, cfg: StackConfig, wl_name: str, parent: pulumi.Resourc
                  for p in served_ports(workload)]
     else:
         ports = [core_v1.ServicePortArgs(name="http", port=service.port, target_port="http", protocol="TCP")]
-    annotations = service_annotations(cfg.cluster.cloud, service)
+    # Pulumi waits up to 10 minutes for a Service's endpoints to target a pod; the pods may wait longer
+    # for a node to scale up (as the Deployment does), so `pulumi up` does not block on them here either.
+    annotations = {SKIP_AWAIT: "true", **service_annotations(cloud=cfg.cluster.cloud, service=service)}
     return core_v1.Service(
         f"{prefix}-service",
         metadata=ObjectMetaArgs(name=wl_name, namespace=workload.namespace, labels=workload_labels(wl_name),
-                                annotations=annotations or None),
+                                annotations=annotations),
         spec=core_v1.ServiceSpecArgs(type=service.type, selector=selector_labels(wl_name), ports=ports),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
     )

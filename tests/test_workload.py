@@ -272,11 +272,26 @@ def test_kubernetes_owned_namespaces_are_refused():
 # ---------------------------------------------------------------- Service and PDB
 
 
+def lb_annotations(service: dict) -> dict:
+    """The Service's annotations other than Pulumi's own await setting."""
+    return {k: v for k, v in (service["metadata"].get("annotations") or {}).items() if k != "pulumi.com/skipAwait"}
+
+
+@pytest.mark.parametrize("service", [{}, {"type": "LoadBalancer"}])
+def test_up_does_not_wait_for_pods_behind_the_service(service):
+    """Pulumi's Service await needs endpoints that target a pod, within 10 minutes; the pods may wait
+    longer for a GPU node to scale up from zero, so the Service skips the await like the Deployment."""
+    run = run_in_cluster(gke_config(["a100-80gb"], service=service))
+    for kind in ("Service", "Deployment"):
+        obj = run.object(kind, "serve")
+        assert obj["metadata"]["annotations"].get("pulumi.com/skipAwait") == "true", kind
+
+
 def test_service_is_cluster_internal_by_default():
     run = run_in_cluster(read_stack_file("dev").namespace_config)
     service = run.object("Service", "vllm-gpu")
     assert service["spec"]["type"] == "ClusterIP"
-    assert "annotations" not in service["metadata"]
+    assert lb_annotations(service) == {}
     assert service["spec"]["selector"] == run.object("Deployment", "vllm-gpu")["spec"]["selector"]["matchLabels"]
     assert service["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}]
 
@@ -290,12 +305,12 @@ def test_load_balancer_is_internal_unless_public(make, expected):
     run = run_in_cluster(make({"type": "LoadBalancer"}))
     service = run.object("Service", "serve")
     assert service["spec"]["type"] == "LoadBalancer"
-    assert service["metadata"]["annotations"] == expected
+    assert lb_annotations(service) == expected
 
 
 def test_public_load_balancer_only_when_asked():
     gke = run_in_cluster(gke_config(["a100-80gb"], service={"type": "LoadBalancer", "public": True}))
-    assert "annotations" not in gke.object("Service", "serve")["metadata"]
+    assert lb_annotations(gke.object("Service", "serve")) == {}
     eks = run_in_cluster(eks_config(service={"type": "LoadBalancer", "public": True}))
     annotations = eks.object("Service", "serve")["metadata"]["annotations"]
     assert annotations[AWS_LB_SCHEME] == "internet-facing" and AWS_LB_INTERNAL not in annotations
