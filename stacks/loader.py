@@ -16,12 +16,13 @@ from typing import Any
 import pulumi
 from pydantic import BaseModel, ValidationError
 
-from stacks.config import ConfigIssues, StackConfig
+from stacks.config import DNS_LABEL, NAME_RULE, ConfigIssues, StackConfig
 
 NAMESPACE = "gpu-fungibility"
 TOKEN_KEY = "hfToken"
 SECRET_COMMAND = "pulumi config set --secret hfToken <your Hugging Face token>"
 PLACEHOLDER_TOKEN = "placeholder-hf-token"
+MISSPELT_NAMESPACE = "\0misspelt-namespace"  # internal: keys under a near-miss of NAMESPACE
 
 MODEL_KEYS = {
     alias: name
@@ -60,8 +61,11 @@ def parse_stack_config(raw: dict[str, Any]) -> StackConfig:
     Raises ConfigError with every problem found.
     """
     issues: list[tuple[str, str]] = []
+    for full_key in raw.get(MISSPELT_NAMESPACE, []):
+        issues.append((full_key, f"unknown config namespace {full_key.split(':', 1)[0]!r}; this project reads "
+                                 f"{NAMESPACE}:<key> (so this key would be ignored)"))
     for key in raw:
-        if key not in MODEL_KEYS and key != TOKEN_KEY:
+        if key not in MODEL_KEYS and key not in (TOKEN_KEY, MISSPELT_NAMESPACE):
             issues.append((key, f"unknown key; accepted: {', '.join(ACCEPTED_TOP_LEVEL)}"))
     data = {k: v for k, v in raw.items() if k in MODEL_KEYS}
     try:
@@ -121,6 +125,9 @@ def _read_namespace() -> tuple[dict[str, Any], bool, bool]:
     raw: dict[str, Any] = {}
     for full_key, value in merged.items():
         if not full_key.startswith(prefix):
+            namespace = full_key.split(":", 1)[0]
+            if namespace != NAMESPACE and _looks_like_ours(namespace):
+                raw.setdefault(MISSPELT_NAMESPACE, []).append(full_key)
             continue
         key = full_key[len(prefix):]
         if key == TOKEN_KEY:
@@ -130,6 +137,13 @@ def _read_namespace() -> tuple[dict[str, Any], bool, bool]:
     token_present = token_key in merged
     secret_keys = set(runtime_config.get_config_secret_keys_env() or []) | set(runtime_config._SECRET_KEYS.get())
     return raw, token_present, token_key in secret_keys
+
+
+def _looks_like_ours(namespace: str) -> bool:
+    """A near-miss spelling of the project namespace (``gpu-fungibilty``, ``gpu_fungibility``)."""
+    import difflib
+
+    return difflib.SequenceMatcher(None, namespace.lower(), NAMESPACE).ratio() >= 0.8
 
 
 def _decode(value: Any) -> Any:
@@ -150,9 +164,19 @@ def _issues_from(exc: ValidationError) -> list[tuple[str, str]]:
             issues.extend(cause.issues)
             continue
         loc = err["loc"]
+        is_key = bool(loc) and loc[-1] == "[key]"
+        if is_key:
+            loc = loc[:-1]
         path = _path(loc)
         message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == DNS_LABEL.pattern:
+            what = "name" if is_key else "value"
+            message = f"{err['input']!r} is not a valid {what}: use {NAME_RULE}"
+        elif err["type"] in ("model_type", "dict_type"):
+            message = "must be a mapping of keys (see the config reference in README.md)"
+        elif err["type"] == "list_type":
+            message = "must be a list"
+        elif err["type"] == "extra_forbidden":
             accepted = _accepted_keys(loc[:-1])
             message = f"unknown key; accepted here: {', '.join(accepted)}" if accepted else "unknown key"
         elif err["type"] == "missing":

@@ -123,7 +123,7 @@ CORPUS = [
     ("garbage-version", GKE, [("cluster/kubernetesVersion", "latest")], "cluster.kubernetesVersion", "not a Kubernetes version"),
     ("unknown-cloud", GKE, [("cluster/cloud", "aks")], "cluster.cloud", "'gke' or 'eks'"),
     ("missing-name", GKE, [("cluster/name", DELETE)], "cluster.name", "required"),
-    ("bad-cluster-name", GKE, [("cluster/name", "GPU_cluster")], "cluster.name", "pattern"),
+    ("bad-cluster-name", GKE, [("cluster/name", "GPU_cluster")], "cluster.name", "not a valid value: use lowercase letters"),
     ("no-zones", GKE, [("cluster/zones", [])], "cluster.zones", "at least 1"),
     ("typo-in-pool-key", GKE, [("nodePools/a100-80gb/acelerator", {"type": "nvidia-l4"})], "nodePools.a100-80gb.acelerator", "accepted here: accelerator"),
     ("typo-top-level", GKE, [("nodepools", {})], "nodepools", "accepted: "),
@@ -156,6 +156,9 @@ CORPUS = [
     ("device-class-reserved-name", GKE, [("deviceClasses", {"gpu.nvidia.com": {"minMemoryGi": 40}})], "deviceClasses.gpu.nvidia.com", "created by a DRA driver"),
     ("mig-with-workload-model", GKE, [("workloads/mig", {"pool": "a100-80gb", "model": "m", "mig": [
         {"name": "big", "profile": "3g.40gb", "model": "a", "port": 8000}]})], "workloads.mig.model", "one model per slice"),
+    ("pool-name-not-a-dns-label", GKE, [("nodePools/Bad_Pool", {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}})], "nodePools.Bad_Pool", "not a valid name: use lowercase letters"),
+    ("cluster-not-a-mapping", GKE, [("cluster", "gke")], "cluster", "must be a mapping"),
+    ("zones-not-a-list", GKE, [("cluster/zones", "us-central1-c")], "cluster.zones", "must be a list"),
     ("unpinned-chart", GKE, [("drivers", {"nvidiaDra": {"chart": "oci://x/y", "version": "", "namespace": "dra"}})], "drivers.nvidiaDra.version", "at least 1 character"),
     ("eks-machine-type", EKS, [("nodePools/l40s/machineType", "a2-highgpu-1g")], "nodePools.l40s.machineType", "for GKE"),
     ("eks-missing-instance-types", EKS, [("nodePools/l40s/instanceTypes", DELETE)], "nodePools.l40s.instanceTypes", "required on EKS"),

@@ -71,3 +71,19 @@ def test_composition_problems_join_the_config_problems():
     paths = {p for p, _ in caught.value.issues}
     assert {"hfToken", "cluster.releaseChannel"} <= paths, caught.value.issues
     assert any(p.startswith("workloads.vllm") for p in paths), caught.value.issues
+
+
+def test_a_misspelt_namespace_is_refused_not_ignored():
+    seen = []
+    with pytest.raises(ConfigError) as caught:
+        run_program(BASE, other_config={"gpu-fungibilty:workloads": {"x": {"pool": "l4", "model": "m"}},
+                                        "gcp:project": "demo"}, compose_fn=seen.append)
+    assert [p for p, _ in caught.value.issues] == ["gpu-fungibilty:workloads"]
+    assert "unknown config namespace 'gpu-fungibilty'" in caught.value.issues[0][1]
+
+
+def test_other_providers_namespaces_are_left_alone():
+    seen = []
+    run_program(BASE, other_config={"gcp:project": "demo", "aws:region": "us-west-2", "kubernetes:context": "x"},
+                compose_fn=seen.append)
+    assert seen
