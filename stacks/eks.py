@@ -29,6 +29,9 @@ from stacks.config import StackConfig
 if TYPE_CHECKING:
     from stacks.loader import LoadedStack
 
+#: Availability zones an EKS control plane needs subnets in.
+MIN_CLUSTER_ZONES = 2
+
 
 def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
     """Problems only the EKS composition can see (all reported together, before anything is built)."""
@@ -38,6 +41,17 @@ def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
         if not zone.startswith(cluster.location):
             issues.append((f"cluster.zones[{i}]", f"{zone} is not an availability zone of region "
                                                   f"{cluster.location} (cluster.location)"))
+    # EKS places the control plane's network interfaces in two or more zones: CreateCluster refuses
+    # subnets that all sit in one availability zone.
+    if cluster.network.existing_subnet_ids:
+        if len(set(cluster.network.existing_subnet_ids)) < MIN_CLUSTER_ZONES:
+            issues.append(("cluster.network.existingSubnetIds",
+                           f"EKS needs subnets in at least {MIN_CLUSTER_ZONES} availability zones; "
+                           "list a subnet in each of two or more zones"))
+    elif len(set(cluster.zones)) < MIN_CLUSTER_ZONES:
+        issues.append(("cluster.zones", f"EKS needs at least {MIN_CLUSTER_ZONES} availability zones of "
+                                        f"{cluster.location}; list two or more (a pool may still use one, "
+                                        "with nodePools.<pool>.zones)"))
     if SYSTEM_NODE_GROUP in cfg.node_pools:
         issues.append((f"nodePools.{SYSTEM_NODE_GROUP}", f"the name {SYSTEM_NODE_GROUP!r} is taken by the "
                                                          "cluster's CPU node group; rename the pool"))

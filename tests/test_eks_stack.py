@@ -409,6 +409,10 @@ def name_too_long(raw: dict[str, Any]) -> None:
     (name_too_long, r"nodePools\.a-very-long-pool-name-for-this-cluster: the EKS node group name"),
     (lambda raw: raw["cluster"].__setitem__("network", {"existingSubnetIds": ["subnet-a"]}),
      r"nodePools\.l4\.zones: per-pool zones need the network"),
+    (lambda raw: raw["cluster"].__setitem__("zones", ["us-east-1b"]),
+     r"cluster\.zones: EKS needs at least 2 availability zones of us-east-1"),
+    (lambda raw: raw["cluster"].__setitem__("network", {"existingSubnetIds": ["subnet-a", "subnet-a"]}),
+     r"cluster\.network\.existingSubnetIds: EKS needs subnets in at least 2 availability zones"),
 ])
 def test_eks_specific_config_problems_name_their_key(mutate, path):
     raw = copy.deepcopy(MINIMAL)
