@@ -14,6 +14,7 @@ Every in-cluster resource of the stack uses it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pulumi
@@ -30,6 +31,11 @@ NODE_ROLES = {
 }
 SYSTEM_POOL = "system"
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+#: GCP resource labels (``cluster.labels`` on the cluster and every node pool): lowercase keys that start
+#: with a letter, lowercase values, letters, digits, '_' and '-', at most 63 characters, at most 64 labels.
+GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+MAX_GCP_LABELS = 64
 
 
 def node_account_id(cluster_name: str) -> str:
@@ -124,6 +130,22 @@ def cluster_issues(cluster: ClusterConfig) -> list[tuple[str, str]]:
         issues.append(("cluster.privateNodes", "a private control-plane endpoint needs private nodes; keep "
                                                "privateNodes: true, or set controlPlane.publicEndpoint: true "
                                                "with authorizedNetworks"))
+    issues += gcp_label_issues(cluster.labels)
+    return issues
+
+
+def gcp_label_issues(labels: dict[str, str]) -> list[tuple[str, str]]:
+    """``cluster.labels`` GCP would refuse as resource labels, each with its key path."""
+    issues = []
+    if len(labels) > MAX_GCP_LABELS:
+        issues.append(("cluster.labels", f"{len(labels)} labels; GCP allows at most {MAX_GCP_LABELS}"))
+    for key, value in labels.items():
+        if not GCP_LABEL_KEY.match(key):
+            issues.append((f"cluster.labels.{key}", "a GCP label key is lowercase letters, digits, '_' and '-', "
+                                                   "starts with a letter, at most 63 characters"))
+        if not GCP_LABEL_VALUE.match(value):
+            issues.append((f"cluster.labels.{key}", f"{value!r}: a GCP label value is lowercase letters, digits, "
+                                                   "'_' and '-', at most 63 characters"))
     return issues
 
 

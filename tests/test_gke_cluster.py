@@ -9,8 +9,9 @@ import pytest
 from components.gke_cluster import cluster_issues, kubeconfig, node_account_id, node_locations
 from components.gke_network import network_issues, region_of
 from components.gke_pools import initial_nodes_per_zone
-from offline_plan.run import PlanRun, run_stack_file
+from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
 from stacks.config import ClusterConfig
+from stacks.loader import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +151,21 @@ def test_private_endpoint_needs_private_nodes():
     assert cluster_issues(allow_listed) == []
     assert [p for p, _ in cluster_issues(public_nodes.model_copy(update={"release_channel": "UNSPECIFIED"}))] == [
         "cluster.releaseChannel", "cluster.privateNodes"]
+
+
+def test_cluster_labels_reach_gcp_as_resource_labels(run, cluster):
+    assert cluster.inputs["resourceLabels"] == {"env": "prod", "app": "gpu-fungibility"}, cluster.urn
+    for pool in run.of_type("gcp:container/nodePool:NodePool"):
+        assert pool.inputs["nodeConfig"]["resourceLabels"] == cluster.inputs["resourceLabels"], pool.urn
+
+
+@pytest.mark.parametrize("labels, path", [
+    ({"Team": "ml"}, r"cluster\.labels\.Team: a GCP label key"),
+    ({"cost-center": "ML Platform"}, r"cluster\.labels\.cost-center: 'ML Platform': a GCP label value"),
+    ({"app.kubernetes.io/part-of": "x"}, r"cluster\.labels\.app\.kubernetes\.io/part-of: a GCP label key"),
+])
+def test_labels_gcp_refuses_are_config_errors(labels, path):
+    raw = read_stack_file("prod").namespace_config
+    raw["cluster"] = {**raw["cluster"], "labels": labels}
+    with pytest.raises(ConfigError, match=path):
+        run_stack(raw, stack="bad-labels")
