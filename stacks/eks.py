@@ -88,7 +88,11 @@ def compose_eks(loaded: LoadedStack) -> None:
     ), opts=on_aws)
     cluster = EksCluster(name, EksClusterArgs(
         config=cluster_cfg, region=region, subnet_ids=network.private_subnet_ids,
-    ), opts=on_aws)
+    ), opts=pulumi.ResourceOptions(
+        providers=[aws_provider],
+        # Nodes boot in the private subnets and pull images from ECR: the NAT routes come first.
+        depends_on=[network],
+    ))
 
     node_groups: dict[str, GpuNodeGroup] = {}
     for pool_name, pool in cfg.node_pools.items():

@@ -373,6 +373,16 @@ def test_subnets_are_tagged_for_eks(dev):
     assert len(dev.of_type("aws:ec2/natGateway:NatGateway")) == 1
 
 
+def test_cluster_and_its_nodes_wait_for_nat_egress(dev):
+    cluster = dev.named(dev.config.cluster.name)
+    assert cluster.type == "gpu-fungibility:eks_cluster:EksCluster"
+    egress = [*dev.of_type("aws:ec2/natGateway:NatGateway"), *(
+        a for a in dev.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation") if "-private-" in a.name)]
+    assert len(egress) == 1 + len(dev.config.cluster.zones)
+    for res in egress:
+        assert res.urn in cluster.dependencies, f"{cluster.urn} (and so its node groups) must wait for {res.urn}"
+
+
 def test_existing_subnets_build_no_network():
     raw = copy.deepcopy(MINIMAL)
     raw["cluster"]["network"] = {"existingSubnetIds": ["subnet-aaa", "subnet-bbb"]}
