@@ -208,10 +208,50 @@ class Accelerator(Model):
         return self.model.family
 
 
+_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_RULE = ("a label key is [prefix/]name: name up to 63 letters, digits, '-', '_', '.' starting and ending "
+              "alphanumeric; prefix a DNS subdomain")
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why Kubernetes would refuse ``key`` as a label or taint key, or None."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return f"{key!r} has an invalid prefix {prefix!r}; {LABEL_RULE}"
+    if not _QUALIFIED_NAME.match(name):
+        return f"{key!r} is not a valid key; {LABEL_RULE}"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why Kubernetes would refuse ``value`` as a label or taint value, or None."""
+    if value and not _QUALIFIED_NAME.match(value):
+        return (f"{value!r} is not a valid value: up to 63 letters, digits, '-', '_', '.', "
+                "starting and ending alphanumeric (or empty)")
+    return None
+
+
 class Taint(Model):
     key: str = Field(min_length=1)
     value: str = ""
     effect: TaintEffect = "NoSchedule"
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        problem = label_key_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: str) -> str:
+        problem = label_value_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class Autoscaling(Model):
@@ -247,6 +287,14 @@ class NodePool(Model):
     zones: list[str] | None = None
     labels: dict[str, str] = {}
     taints: list[Taint] = []
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
+        problems = [p for k, v in value.items() for p in (label_key_problem(k), label_value_problem(v)) if p]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
     @property
     def family(self) -> catalog.Family:

@@ -159,6 +159,10 @@ CORPUS = [
     ("pool-name-not-a-dns-label", GKE, [("nodePools/Bad_Pool", {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}})], "nodePools.Bad_Pool", "not a valid name: use lowercase letters"),
     ("cluster-not-a-mapping", GKE, [("cluster", "gke")], "cluster", "must be a mapping"),
     ("zones-not-a-list", GKE, [("cluster/zones", "us-central1-c")], "cluster.zones", "must be a list"),
+    ("bad-node-label-key", GKE, [("nodePools/a100-80gb/labels", {"team name": "ml"})], "nodePools.a100-80gb.labels", "is not a valid key"),
+    ("bad-node-label-value", GKE, [("nodePools/a100-80gb/labels", {"team": "ML team"})], "nodePools.a100-80gb.labels", "is not a valid value"),
+    ("bad-taint-key", GKE, [("nodePools/a100-80gb/taints", [{"key": "Example.COM/x"}])], "nodePools.a100-80gb.taints[0].key", "invalid prefix"),
+    ("bad-taint-effect", GKE, [("nodePools/a100-80gb/taints", [{"key": "dedicated", "effect": "NO_SCHEDULE"}])], "nodePools.a100-80gb.taints[0].effect", "'NoSchedule'"),
     ("unpinned-chart", GKE, [("drivers", {"nvidiaDra": {"chart": "oci://x/y", "version": "", "namespace": "dra"}})], "drivers.nvidiaDra.version", "at least 1 character"),
     ("eks-machine-type", EKS, [("nodePools/l40s/machineType", "a2-highgpu-1g")], "nodePools.l40s.machineType", "for GKE"),
     ("eks-missing-instance-types", EKS, [("nodePools/l40s/instanceTypes", DELETE)], "nodePools.l40s.instanceTypes", "required on EKS"),
@@ -184,6 +188,14 @@ def test_broken_config_names_the_key_path(base, edits, path, words):
     matching = [m for p, m in issues if p == path]
     assert matching, f"expected an issue at {path}, got {issues}"
     assert any(words in m for m in matching), f"{path}: expected {words!r} in {matching}"
+
+
+def test_valid_kubernetes_labels_and_taints_are_accepted():
+    doc = copy.deepcopy(GKE)
+    doc["nodePools"]["a100-80gb"]["labels"] = {"team": "ml", "example.com/cost-center": "a-1_b.2", "empty": ""}
+    doc["nodePools"]["a100-80gb"]["taints"] = [{"key": "example.com/dedicated", "value": "inference"}]
+    pool = parse_stack_config(doc).node_pools["a100-80gb"]
+    assert pool.labels["example.com/cost-center"] == "a-1_b.2" and pool.taints[0].effect == "NoSchedule"
 
 
 def test_corpus_is_large_enough():
