@@ -85,49 +85,38 @@ class EarlyPack:
 
 def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bool = True,
                pack: EarlyPack | None = None) -> int:
-    """Write the plan's files into ``out_dir`` (replacing it) and return the exit code."""
+    """Write the plan's files into ``out_dir`` (replacing it) and return the exit code.
+
+    The policy pack works in its own process, so the gate runs in a thread while this one
+    validates manifests and simulates; its verdict is joined before anything is written.
+    """
     document = planjson.plan_document(run)
     found = manifest_mod.manifests(run)
-    version = run.config.cluster.minor_version
-    schema = [manifest_mod.validate(m, version) for m in found]
     objects = [m.obj for m in found]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
+        gate_future = (background.submit(_run_gate, document, pack)
+                       if policy and _available("policy_gate") else None)
+        version = run.config.cluster.minor_version
+        schema = [manifest_mod.validate(m, version) for m in found]
+        sections: list[tuple[str, str]] = []
+        if simulate and _available("simulator") and run.config.workloads:
+            sim = importlib.import_module("simulator")
+            sections.append(("Simulated placement", sim.render_markdown(sim.simulate(run.config, objects))))
+        gate_code, gate_section = gate_future.result() if gate_future else (0, None)
+    if gate_section:
+        sections.insert(0, ("Policy pack", gate_section))
 
-    sections: list[tuple[str, str]] = []
-    exit_code = 0
     invalid = [r for r in schema if r.status == "invalid"]
     for result in invalid:
         print(f"schema: {result.filename}: {result.detail}", file=sys.stderr)
-    if invalid:
-        exit_code = 1
+    exit_code = max(1 if invalid else 0, gate_code)
 
     with tempfile.TemporaryDirectory(prefix=f"plan-{run.stack}-") as tmp:
         staging = Path(tmp) / run.stack
         (staging / "manifests").mkdir(parents=True)
-        plan_path = staging / "plan.json"
-        plan_path.write_text(planjson.dumps(document))
+        (staging / "plan.json").write_text(planjson.dumps(document))
         for m in found:
             (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
-
-        if policy and _available("policy_gate"):
-            gate = importlib.import_module("policy_gate")
-            try:
-                running = pack.get() if pack is not None else None
-                result = gate.run_gate(document, pack=running) if running else gate.run_gate(document)
-            except gate.GateError as exc:
-                # A gate that cannot run is a failed gate, never a silent pass.
-                print(f"policy pack: could not run: {exc}", file=sys.stderr)
-                sections.append(("Policy pack", f"**The policy pack could not run:** {exc}\n"))
-                exit_code = 1
-            else:
-                for line in _gate_lines(result):
-                    print(line)
-                sections.append(("Policy pack", gate.render_markdown(result)))
-                exit_code = max(exit_code, 1 if result.exit_code else 0)
-        if simulate and _available("simulator") and run.config.workloads:
-            sim = importlib.import_module("simulator")
-            placement = sim.simulate(run.config, objects)
-            sections.append(("Simulated placement", sim.render_markdown(placement)))
-
         (staging / "summary.md").write_text(summary.render(run, objects, schema, sections))
         if out_dir.exists():
             shutil.rmtree(out_dir)
@@ -142,6 +131,21 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
     print(f"plan for {run.stack}: {counts.get('create', 0)} to create; "
           f"{len(found)} manifests ({len(invalid)} invalid) -> {out_dir}")
     return exit_code
+
+
+def _run_gate(document: dict[str, Any], pack: EarlyPack | None) -> tuple[int, str]:
+    """(exit code contribution, summary section) of the policy pack over the plan."""
+    gate = importlib.import_module("policy_gate")
+    try:
+        running = pack.get() if pack is not None else None
+        result = gate.run_gate(document, pack=running) if running else gate.run_gate(document)
+    except gate.GateError as exc:
+        # A gate that cannot run is a failed gate, never a silent pass.
+        print(f"policy pack: could not run: {exc}", file=sys.stderr)
+        return 1, f"**The policy pack could not run:** {exc}\n"
+    for line in _gate_lines(result):
+        print(line)
+    return (1 if result.exit_code else 0), gate.render_markdown(result)
 
 
 def _gate_lines(result: Any) -> list[str]:
