@@ -160,12 +160,15 @@ def run_program(
     project: str = PROJECT,
     preview: bool = True,
     compose_fn: Callable[[Any], None] | None = None,
+    monitor: CapturingMonitor | None = None,
 ) -> PlanRun:
     """Run ``stacks.compose(load_stack())`` under mocks with the given config.
 
     ``namespace_config`` holds the ``gpu-fungibility:`` keys without prefix;
     values may be structures (they are JSON-encoded as the CLI would).
-    Raises ``stacks.loader.ConfigError`` for an invalid config.
+    Raises ``stacks.loader.ConfigError`` for an invalid config. ``compose_fn`` replaces
+    ``stacks.compose`` (to run one layer alone); ``monitor`` lets a caller keep more of
+    each registration than :class:`Captured` holds.
     """
     from stacks import compose
     from stacks.loader import load_stack
@@ -186,7 +189,7 @@ def run_program(
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
 
-    monitor = CapturingMonitor(FungibilityMocks())
+    monitor = monitor or CapturingMonitor(FungibilityMocks())
     pulumi_mocks.set_mocks(FungibilityMocks(), project=project, stack=stack, preview=preview,
                            monitor=monitor, logger=logger)
     loaded_holder: list[Any] = []

@@ -9,22 +9,17 @@ registrations so a test can prove where a secret value travels.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 from google.protobuf import json_format
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import settings
-from pulumi.runtime.stack import run_pulumi_func
 
 from offline_plan.mocks import FungibilityMocks
-from offline_plan.run import Captured, CapturingMonitor
-from stacks.loader import LoadedStack, parse_stack_config
+from offline_plan.run import Captured, CapturingMonitor, run_program
+from stacks.loader import LoadedStack
 
 FAKE_TOKEN = "hf_fake_token_value_4c1d9e_never_in_a_manifest"
 STAND_IN_DRIVER = "stand-in-dra-driver"
@@ -33,7 +28,7 @@ GKE_BASE: dict[str, Any] = {
     "cluster": {"cloud": "gke", "name": "t", "location": "us-central1", "zones": ["us-central1-c"]},
 }
 EKS_BASE: dict[str, Any] = {
-    "cluster": {"cloud": "eks", "name": "t", "location": "us-west-2", "zones": ["us-west-2a"]},
+    "cluster": {"cloud": "eks", "name": "t", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2b"]},
 }
 
 
@@ -76,35 +71,22 @@ class InClusterRun:
 
 def run_in_cluster(namespace_config: dict[str, Any], *, token: str | None = FAKE_TOKEN,
                    stack: str = "test") -> InClusterRun:
-    """Parse ``namespace_config`` (keys without ``gpu-fungibility:``) and deploy the in-cluster layer."""
+    """Load ``namespace_config`` (keys without ``gpu-fungibility:``) and deploy the in-cluster layer alone."""
     from stacks.in_cluster import deploy_dra_and_workloads
 
-    cfg = parse_stack_config(namespace_config)
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    settings.ROOT.set(None)
-    pulumi.runtime.set_all_config({}, [])
-    logger = logging.getLogger(f"in_cluster_harness.{stack}")
-    logger.propagate = False
     monitor = RawCapturingMonitor(FungibilityMocks())
-    pulumi_mocks.set_mocks(FungibilityMocks(), project="gpu-fungibility", stack=stack, preview=True,
-                           monitor=monitor, logger=logger)
     returned: list[pulumi.Resource] = []
 
-    def program() -> None:
-        hf_token = pulumi.Output.secret(token) if token is not None and cfg.workloads else None
-        loaded = LoadedStack(cfg, hf_token, False, ())
+    def compose(loaded: LoadedStack) -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
         driver = k8s.core.v1.Namespace(STAND_IN_DRIVER, metadata={"name": STAND_IN_DRIVER},
                                        opts=pulumi.ResourceOptions(provider=provider))
         returned.extend(deploy_dra_and_workloads(loaded, provider, [driver]))
 
-    try:
-        loop.run_until_complete(run_pulumi_func(program))
-    finally:
-        loop.close()
-        asyncio.set_event_loop(None)
-    return InClusterRun(list(monitor.captured), monitor.raw, len(returned))
+    config = {**namespace_config, "hfToken": token} if token is not None else dict(namespace_config)
+    run = run_program(config, secret_keys=("hfToken",) if token is not None else (), stack=stack,
+                      compose_fn=compose, monitor=monitor)
+    return InClusterRun(run.resources, monitor.raw, len(returned))
 
 
 def dumps(value: Any) -> str:
