@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pulumi
 import pytest
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import settings
-from pulumi.runtime.stack import run_pulumi_func
 
 from components.dra_wiring import NodeTaint
 from components.nvidia_dra import (
@@ -19,8 +14,7 @@ from components.nvidia_dra import (
     nvidia_dra_values,
     tolerations_for,
 )
-from offline_plan.mocks import FungibilityMocks
-from offline_plan.run import Captured, CapturingMonitor
+from offline_plan.run import Captured, run_program
 from stacks.config import HelmChart
 from stacks.loader import parse_stack_config
 
@@ -122,18 +116,9 @@ def test_for_stack_collects_the_dra_gpu_pools_taints_only():
 # ---- the component, EKS variant, under mocks ----
 
 def _run_component(build) -> list[Captured]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    settings.ROOT.set(None)
-    monitor = CapturingMonitor(FungibilityMocks())
-    pulumi_mocks.set_mocks(FungibilityMocks(), project="gpu-fungibility", stack="test", preview=True,
-                           monitor=monitor)
-    try:
-        loop.run_until_complete(run_pulumi_func(build))
-    finally:
-        loop.close()
-        asyncio.set_event_loop(None)
-    return monitor.captured
+    """Run ``build`` alone under the offline plan's mocks (the config only has to load)."""
+    minimal = {"cluster": {"cloud": "gke", "name": "c", "location": "us-central1", "zones": ["us-central1-c"]}}
+    return run_program(minimal, compose_fn=lambda _loaded: build()).resources
 
 
 @pytest.fixture(scope="module")
