@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from policies.k8s_scheduling import PodPlacement
+from stacks import catalog
 
 ChartKind = Literal["nvidia-dra", "tpu-dra", "nvidia-device-plugin", "other"]
 
@@ -95,10 +96,10 @@ DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
     "nfd": {"enabled": False},
 }
 
-#: DeviceClasses each driver chart creates.
-NVIDIA_GPU_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
-NVIDIA_COMPUTE_DOMAIN_CLASSES = ("compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
-TPU_CLASSES = ("tpu.google.com",)
+#: DeviceClasses each driver chart creates (the project's catalog holds the names).
+NVIDIA_GPU_CLASSES = catalog.NVIDIA_DRIVER_DEVICE_CLASSES
+NVIDIA_COMPUTE_DOMAIN_CLASSES = catalog.NVIDIA_COMPUTE_DOMAIN_DEVICE_CLASSES
+TPU_CLASSES = catalog.TPU_DRIVER_DEVICE_CLASSES
 
 #: NFD's label for a node with an NVIDIA PCI device (what GFD/NFD add when the device plugin chart enables them).
 NFD_NVIDIA_PCI = "feature.node.kubernetes.io/pci-10de.present"

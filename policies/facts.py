@@ -1,6 +1,7 @@
 """The project facts the pack reads: label and taint keys, machine shapes.
 
-The single place the pack imports the project's own modules
+With :mod:`policies.charts` (the drivers' DeviceClass names, from the
+catalog), the only place the pack imports the project's own modules
 (:mod:`components.dra_wiring`, :mod:`stacks.catalog`), so the keys the pools
 are built with and the keys the policies check can never differ.
 """

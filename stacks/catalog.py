@@ -57,6 +57,13 @@ class MachineShape:
     topology: str | None = None  # TPU single-host topology
 
 
+#: DeviceClasses the DRA drivers' charts create (the names a stack must not reuse).
+NVIDIA_DRIVER_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
+NVIDIA_COMPUTE_DOMAIN_DEVICE_CLASSES = ("compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
+TPU_DRIVER_DEVICE_CLASSES = ("tpu.google.com",)
+DRIVER_DEVICE_CLASSES = (*NVIDIA_DRIVER_DEVICE_CLASSES, *NVIDIA_COMPUTE_DOMAIN_DEVICE_CLASSES,
+                         *TPU_DRIVER_DEVICE_CLASSES)
+
 GPUS: dict[str, GpuModel] = {
     g.type: g
     for g in (

@@ -157,9 +157,8 @@ def _compute_classes(cfg: StackConfig) -> Issues:
 
 
 def _device_classes(cfg: StackConfig) -> Issues:
-    reserved = {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "tpu.google.com"}
     return [(f"deviceClasses.{n}", f"{n} is created by a DRA driver; choose another name")
-            for n in cfg.device_classes if n in reserved]
+            for n in cfg.device_classes if n in catalog.DRIVER_DEVICE_CLASSES]
 
 
 def _placement(cfg: StackConfig, path: str, compute_class: str | None, pool: str | None) -> Issues:

@@ -163,6 +163,7 @@ CORPUS = [
     ("bad-node-label-value", GKE, [("nodePools/a100-80gb/labels", {"team": "ML team"})], "nodePools.a100-80gb.labels", "is not a valid value"),
     ("bad-taint-key", GKE, [("nodePools/a100-80gb/taints", [{"key": "Example.COM/x"}])], "nodePools.a100-80gb.taints[0].key", "invalid prefix"),
     ("bad-taint-effect", GKE, [("nodePools/a100-80gb/taints", [{"key": "dedicated", "effect": "NO_SCHEDULE"}])], "nodePools.a100-80gb.taints[0].effect", "'NoSchedule'"),
+    ("device-class-compute-domain-name", GKE, [("deviceClasses", {"compute-domain-daemon.nvidia.com": {}})], "deviceClasses.compute-domain-daemon.nvidia.com", "created by a DRA driver"),
     ("unpinned-chart", GKE, [("drivers", {"nvidiaDra": {"chart": "oci://x/y", "version": "", "namespace": "dra"}})], "drivers.nvidiaDra.version", "at least 1 character"),
     ("eks-machine-type", EKS, [("nodePools/l40s/machineType", "a2-highgpu-1g")], "nodePools.l40s.machineType", "for GKE"),
     ("eks-missing-instance-types", EKS, [("nodePools/l40s/instanceTypes", DELETE)], "nodePools.l40s.instanceTypes", "required on EKS"),
