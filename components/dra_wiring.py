@@ -85,7 +85,7 @@ def eks_node_group_name(cluster_name: str, pool_name: str) -> str:
 
 def cloud_added_labels(cfg: StackConfig, pool_name: str) -> dict[str, str]:
     """Labels the cloud puts on every node of the pool, whatever the stack says."""
-    from stacks import catalog
+    from components import catalog
 
     cloud = cfg.cluster.cloud
     pool = cfg.node_pools[pool_name]

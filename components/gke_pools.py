@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components import dra_wiring
-from stacks import catalog
+from components import catalog, dra_wiring
 from stacks.config import NodePool, StackConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

@@ -20,7 +20,7 @@ evaluated by a CEL engine in tests without Pulumi.
 
 from __future__ import annotations
 
-from stacks import catalog
+from components import catalog
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 TPU_DRIVER = "tpu.google.com"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from components import catalog
 from offline_plan.manifests import SchemaResult
 from offline_plan.run import PlanRun
-from stacks import catalog
 
 
 def render(run: PlanRun, objects: list[dict[str, Any]], schema: list[SchemaResult],

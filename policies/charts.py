@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from components import catalog
 from policies.k8s_scheduling import PodPlacement
-from stacks import catalog
 
 ChartKind = Literal["nvidia-dra", "tpu-dra", "nvidia-device-plugin", "other"]
 

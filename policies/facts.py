@@ -2,12 +2,13 @@
 
 With :mod:`policies.charts` (the drivers' DeviceClass names, from the
 catalog), the only place the pack imports the project's own modules
-(:mod:`components.dra_wiring`, :mod:`stacks.catalog`), so the keys the pools
+(:mod:`components.dra_wiring`, :mod:`components.catalog`), so the keys the pools
 are built with and the keys the policies check can never differ.
 """
 
 from __future__ import annotations
 
+from components.catalog import eks_instance_shape, gke_machine_shape
 from components.dra_wiring import (
     EKS_CAPACITY_TYPE,
     EKS_NODEGROUP,
@@ -27,7 +28,6 @@ from components.dra_wiring import (
 )
 from components.dra_wiring import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
 from policies.charts import NFD_NVIDIA_PCI
-from stacks.catalog import eks_instance_shape, gke_machine_shape
 
 #: GKE TPU machine families (v6e, v5e, v5p).
 TPU_MACHINE_PREFIXES = ("ct6e-", "ct5lp-", "ct5p-")

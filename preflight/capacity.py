@@ -6,7 +6,7 @@ Read-only EC2 calls, in the stack's region (``cluster.location``):
   call per configured zone: which of the pools' instance types that zone offers;
 - ``DescribeInstanceTypes``: each type's ``GpuInfo`` (model name such as
   ``A10G``, manufacturer, count, memory in MiB), compared with the project's
-  catalog (:mod:`stacks.catalog`).
+  catalog (:mod:`components.catalog`).
 
 A pool is served in a zone when at least one of its instance types is offered
 there and matches the catalog (GPU model, count and memory). Offerings say
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stacks import catalog
+from components import catalog
 from stacks.config import NodePool, StackConfig
 
 #: How far EC2's reported per-GPU memory may sit below/above the catalog's marketed

@@ -27,9 +27,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from components import dra_wiring, selectors
+from components import catalog, dra_wiring, selectors
 from dra_cel import Device
-from stacks import catalog
 from stacks.config import NodePool, StackConfig
 
 #: Versions on the GPU nodes (seed 000's ResourceSlice: GKE COS driver 580 with CUDA 13).

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from stacks import catalog
+from components import catalog
 
 Cloud = Literal["gke", "eks"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]

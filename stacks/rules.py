@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stacks import catalog
+from components import catalog
 
 if TYPE_CHECKING:
     from stacks.config import NodePool, StackConfig

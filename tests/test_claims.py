@@ -13,8 +13,8 @@ import pytest
 
 import dra_cel
 from components import claims, selectors
+from components.catalog import GPUS
 from offline_plan.run import read_stack_file
-from stacks.catalog import GPUS
 from stacks.loader import ConfigError, parse_stack_config
 from tests.in_cluster_harness import EKS_BASE, GKE_BASE, run_in_cluster
 

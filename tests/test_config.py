@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stacks import catalog
+from components import catalog
 from stacks.config import StackConfig
 from stacks.loader import ConfigError, parse_stack_config
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from moto import mock_aws
 
+from components import catalog
 from preflight.__main__ import main
-from stacks import catalog
 
 BASE = {
     "cluster": {"cloud": "eks", "name": "pf", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2d"]},

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 import dra_cel
-from components import selectors
-from stacks import catalog
+from components import catalog, selectors
 
 
 def gpu_device(model: catalog.GpuModel, *, memory: str | None = None) -> dra_cel.Device:
