@@ -21,6 +21,8 @@ def step(resource: Captured) -> dict[str, Any]:
     }
     if resource.provider:
         new_state["provider"] = resource.provider
+    if resource.aliases:
+        new_state["aliases"] = resource.aliases
     out: dict[str, Any] = {"op": "create", "urn": resource.urn}
     if resource.provider:
         out["provider"] = resource.provider

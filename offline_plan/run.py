@@ -45,6 +45,7 @@ class Captured:
     dependencies: list[str]
     provider: str
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -82,9 +83,12 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks):
         super().__init__(mocks)
         self.captured: list[Captured] = []
+        self.aliases_by_urn: dict[str, list[str]] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
+        aliases = self._alias_urns(request)
+        self.aliases_by_urn[response.urn] = aliases
         self.captured.append(
             Captured(
                 type=request.type,
@@ -98,9 +102,40 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 property_dependencies={
                     k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())
                 },
+                aliases=aliases,
             )
         )
         return response
+
+    def _alias_urns(self, request) -> list[str]:
+        """Every old URN the engine would accept for this resource, as full URNs.
+
+        The resource's own aliases (URNs, or specs resolved against its name, type and
+        parent), then, as the engine's step generator does (``generateAliases`` /
+        ``inheritedChildAlias``), each alias of its parent multiplied out over the child:
+        a child named ``<parent>-x`` is looked for as ``<old parent name>-x`` under the old
+        parent. URNs are built the way this monitor builds them (:meth:`make_urn`).
+        """
+        own: list[str] = list(request.aliasURNs)
+        for alias in request.aliases:
+            if alias.urn:
+                own.append(alias.urn)
+                continue
+            spec = alias.spec
+            parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+            own.append(self.make_urn(parent, spec.type or request.type, spec.name or request.name))
+        result = list(dict.fromkeys(own))
+        parent_name = request.parent.rsplit("::", 1)[-1] if request.parent else ""
+        for parent_alias in self.aliases_by_urn.get(request.parent, []):
+            candidates = [(request.type, request.name)] + [
+                (urn.split("::")[2].split("$")[-1], urn.rsplit("::", 1)[-1]) for urn in own]
+            for child_type, child_name in candidates:
+                if parent_name and child_name.startswith(parent_name):
+                    child_name = parent_alias.rsplit("::", 1)[-1] + child_name[len(parent_name):]
+                urn = self.make_urn(parent_alias, child_type, child_name)
+                if urn not in result:
+                    result.append(urn)
+        return result
 
 
 class _LogCollector(logging.Handler):
