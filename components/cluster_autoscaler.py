@@ -30,6 +30,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
 
+from components import pins
 from components.device_plugin import merge_values
 from stacks.config import HelmChart, StackConfig
 
@@ -37,8 +38,7 @@ PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 PRIORITY_STEP = 10
 VALUES_PATH = "drivers.clusterAutoscaler.values"
-#: Autoscaler images by Kubernetes minor version: the autoscaler must match the cluster's minor.
-IMAGE_TAG_BY_MINOR = {"1.34": "v1.34.0", "1.35": "v1.35.0"}
+IMAGE_TAG_BY_MINOR = pins.CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR
 #: Read-only calls the autoscaler makes on AWS (cloudprovider/aws README), on any resource.
 READ_ACTIONS = (
     "autoscaling:DescribeAutoScalingGroups",

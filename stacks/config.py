@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from components import catalog
+from components import catalog, pins
 
 Cloud = Literal["gke", "eks"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -25,8 +25,8 @@ MIN_KUBERNETES_VERSION = (1, 34)
 MAX_FIRST_AVAILABLE = 8  # DRA's limit on firstAvailable subrequests
 
 #: vLLM images used when a workload sets no ``image``: pinned tags, never ``latest``.
-DEFAULT_GPU_IMAGE = "vllm/vllm-openai:v0.11.0"
-DEFAULT_TPU_IMAGE = "vllm/vllm-tpu:v0.19.0"
+DEFAULT_GPU_IMAGE = pins.VLLM_GPU_IMAGE
+DEFAULT_TPU_IMAGE = pins.VLLM_TPU_IMAGE
 
 # RFC 1123 label: what Kubernetes and both clouds accept for names we derive objects from.
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
@@ -427,12 +427,9 @@ class DriverInstaller(Model):
     ``default`` or ``latest`` driver branch for the node's COS release.
     """
 
-    installer_image: str = "cos-nvidia-installer:fixed"
-    partition_image: str = (
-        "gcr.io/gke-release/nvidia-partition-gpu@sha256:"
-        "c54fd003948fac687c2a93a55ea6e4d47ffbd641278a9191e75e822fe72471c2"
-    )
-    pause_image: str = "gcr.io/google-containers/pause:2.0"
+    installer_image: str = pins.COS_DRIVER_INSTALLER_IMAGE
+    partition_image: str = pins.GPU_PARTITION_IMAGE
+    pause_image: str = pins.PAUSE_IMAGE
     driver_version: Literal["default", "latest"] = "default"
 
 
@@ -440,27 +437,15 @@ class DriversConfig(Model):
     """Chart versions and the driver installer, in one place, overridable per stack."""
 
     nvidia_dra: HelmChart = HelmChart(
-        chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
-        version="0.4.0",
-        namespace="dra-driver-nvidia-gpu",
-    )
+        chart=pins.NVIDIA_DRA_CHART, version=pins.NVIDIA_DRA_VERSION, namespace=pins.NVIDIA_DRA_NAMESPACE)
     tpu_dra: HelmChart = HelmChart(
-        chart="oci://registry.k8s.io/dra-driver-google/charts/dra-driver-google-tpu",
-        version="0.1.0",
-        namespace="dra-driver-google-tpu",
-    )
+        chart=pins.TPU_DRA_CHART, version=pins.TPU_DRA_VERSION, namespace=pins.TPU_DRA_NAMESPACE)
     nvidia_device_plugin: HelmChart = HelmChart(
-        chart="nvidia-device-plugin",
-        repo="https://nvidia.github.io/k8s-device-plugin",
-        version="0.17.1",
-        namespace="nvidia-device-plugin",
-    )
+        chart=pins.NVIDIA_DEVICE_PLUGIN_CHART, repo=pins.NVIDIA_DEVICE_PLUGIN_REPO,
+        version=pins.NVIDIA_DEVICE_PLUGIN_VERSION, namespace=pins.NVIDIA_DEVICE_PLUGIN_NAMESPACE)
     cluster_autoscaler: HelmChart = HelmChart(
-        chart="cluster-autoscaler",
-        repo="https://kubernetes.github.io/autoscaler",
-        version="9.46.6",
-        namespace="kube-system",
-    )
+        chart=pins.CLUSTER_AUTOSCALER_CHART, repo=pins.CLUSTER_AUTOSCALER_REPO,
+        version=pins.CLUSTER_AUTOSCALER_VERSION, namespace=pins.CLUSTER_AUTOSCALER_NAMESPACE)
     nvidia_driver_installer: DriverInstaller = DriverInstaller()
 
 
