@@ -20,10 +20,12 @@ help:
 	@echo "make venv                        create .venv from requirements.txt (every target does this first)"
 	@echo "make clean                       remove build/ and .pytest_cache"
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt components/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# The component library (components/), importable as gpu_fungibility, as another program would install it.
+	$(PY) -m pip install --quiet --no-deps -e components
 	touch $@
 
 venv: $(VENV)/.installed

@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from components import catalog  # noqa: E402
+from gpu_fungibility import catalog  # noqa: E402
+
 from simulator import simulate  # noqa: E402
 from stacks.loader import parse_stack_config  # noqa: E402
 

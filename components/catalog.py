@@ -9,8 +9,6 @@ record how many devices each machine carries, so a pool's ``accelerator.count``
 can be checked, and the simulator can build nodes.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Literal
 

@@ -1,329 +1,392 @@
-"""DRA objects: DeviceClasses, shared ResourceClaims and the workloads' claim templates.
+"""DRA objects: DeviceClasses, shared ResourceClaims and ResourceClaimTemplates.
 
-The claim specs are built by pure functions from the stack config, so the
-one ordered list of a compute class (its ``pools``) is the only input to both
-the autoscaler's fallback order and the claim's ``firstAvailable`` list:
+A claim is described by what would satisfy it, not by CEL: each alternative
+names a catalog accelerator and how many of it a replica needs, and the
+library writes the selector (:mod:`components.selectors`), the device class
+and the allocation mode:
 
-- compute class ``C`` with pools ``[p1, p2, ...]`` -> one request whose
-  ``firstAvailable`` holds one subrequest per pool, in order: name = the pool,
-  ``count`` = the pool's accelerators per node, selector = that pool's
-  accelerator (:func:`components.selectors.accelerator_selector`);
-- one ``pool`` -> one ``exactly`` request with the same count and selector;
-- TPU -> ``deviceClassName: tpu.google.com``, ``allocationMode: All``
-  (the TPU driver allocates all chips of a node together);
-- MIG -> one ``mig.nvidia.com`` request per slice, selected by profile, and a
-  ``matchAttribute: gpu.nvidia.com/parentUUID`` constraint over them all.
-
-:class:`DraClaims` creates the objects; :class:`ClaimRef` tells a workload how
-its pods reference their claim.
+- ``alternatives`` -> one request whose ``firstAvailable`` holds one
+  subrequest per alternative, in order (the scheduler takes the first it can
+  satisfy): for a fallback order such as a GKE ComputeClass's pools, pass one
+  alternative per pool, in the same order;
+- ``exactly`` -> one ``exactly`` request;
+- TPUs -> ``allocationMode: All`` (the TPU driver allocates all chips of a node
+  together); GPUs -> ``ExactCount`` with the alternative's ``count``;
+- ``mig`` -> one ``mig.nvidia.com`` request per slice, selected by profile, and
+  a ``matchAttribute: gpu.nvidia.com/parentUUID`` constraint over them all.
 """
-
-from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
-from components import selectors
-from stacks.config import DeviceClassConfig, SharedClaim, StackConfig, Workload
+from . import catalog, selectors
+from .base import RESERVED_NAMESPACES, Issues, LibraryComponent
+from .node_selection import is_dns_subdomain
 
 EXACT_COUNT = "ExactCount"
 ALL_DEVICES = "All"
 MIG_REQUEST_CLAIM = "mig"
+MAX_ALTERNATIVES = 8  # DRA's limit on firstAvailable subrequests
+DRIVERS = (selectors.NVIDIA_DRIVER, selectors.TPU_DRIVER)
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
-# DeviceClass names are DNS subdomains (RFC 1123).
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
-Issues = list[tuple[str, str]]
+class DeviceAlternative(TypedDict):
+    """One way to satisfy a device request: ``count`` devices of one catalog accelerator on one node."""
+
+    accelerator_type: str
+    """The catalog accelerator (``nvidia-a100-80gb``, ``tpu-v6e-slice``, ...): the selector matches it alone."""
+    name: NotRequired[str]
+    """The subrequest's name (required among ``alternatives``; a pool's name reads well in status)."""
+    count: NotRequired[int]
+    """GPUs per claim (default 1). TPUs are allocated a whole node at a time."""
+    device_class: NotRequired[str]
+    """A DeviceClass to use instead of the driver's (``gpu.nvidia.com`` / ``tpu.google.com``)."""
+
+
+class MigSliceRequest(TypedDict):
+    """One MIG slice a pod needs (one request of the claim)."""
+
+    name: str
+    """The request's name; the container bound to this slice names it."""
+    profile: str
+    """The MIG profile, e.g. ``3g.40gb`` (checked against the accelerator)."""
+
+
+class MigDevices(TypedDict):
+    """MIG slices that must all come from the same physical GPU."""
+
+    accelerator_type: str
+    """The GPU the slices are cut from (catalog type with MIG profiles)."""
+    slices: list[MigSliceRequest]
+    """The slices, one request each."""
+
+
+class DeviceClaim(TypedDict):
+    """What one claim asks for: a fallback list, one fixed alternative, or MIG slices."""
+
+    namespace: str
+    """The namespace the claim (or template) lives in."""
+    alternatives: NotRequired[list[DeviceAlternative]]
+    """``firstAvailable`` alternatives in preference order (1 to 8)."""
+    exactly: NotRequired[DeviceAlternative]
+    """A single fixed alternative (an ``exactly`` request)."""
+    mig: NotRequired[MigDevices]
+    """MIG slices on one GPU."""
+    request_name: NotRequired[str]
+    """The request's name (default: ``gpu`` or ``tpu``, the alternatives' accelerator family)."""
+
+
+class DeviceClassSpec(TypedDict):
+    """A DeviceClass: the devices of one driver that pass every given filter."""
+
+    driver: NotRequired[str]
+    """``gpu.nvidia.com`` (default) or ``tpu.google.com``."""
+    min_memory_gi: NotRequired[int]
+    """GPUs: at least this much device memory."""
+    product_names: NotRequired[list[str]]
+    """GPUs: one of these NVML product names."""
+    architectures: NotRequired[list[str]]
+    """GPUs: one of these architectures."""
+    expressions: NotRequired[list[str]]
+    """Extra CEL expressions, ANDed."""
+
+
+class DraClaimsArgs(TypedDict):
+    """The DRA objects of a set of workloads."""
+
+    device_classes: NotRequired[dict[str, DeviceClassSpec]]
+    """DeviceClasses to create, by name."""
+    shared_claims: NotRequired[dict[str, DeviceClaim]]
+    """ResourceClaims several pods share, by name."""
+    claim_templates: NotRequired[dict[str, DeviceClaim]]
+    """ResourceClaimTemplates (one claim per pod), keyed by the workload that uses each; the template is
+    named ``<key>-claim``."""
 
 
 # ---------------------------------------------------------------- pure specs
 
 
-def family_request_name(family: str) -> str:
-    """The request (and pod claim entry) name of a GPU or TPU claim: ``gpu`` / ``tpu``."""
-    return family
+def family_of(accelerator_type: str) -> str:
+    model = catalog.accelerator(accelerator_type)
+    if model is None:
+        raise ValueError(f"unknown accelerator type {accelerator_type!r}")
+    return model.family
 
 
 def default_device_class(family: str) -> str:
     return selectors.TPU_DEVICE_CLASS if family == "tpu" else selectors.GPU_DEVICE_CLASS
 
 
-def template_name(workload_name: str) -> str:
+def template_name(key: str) -> str:
     """The ResourceClaimTemplate of a workload."""
-    return f"{workload_name}-claim"
+    return f"{key}-claim"
 
 
 def _selector(expression: str) -> resource_v1.DeviceSelectorArgs:
     return resource_v1.DeviceSelectorArgs(cel=resource_v1.CELDeviceSelectorArgs(expression=expression))
 
 
-def _pool_request_fields(cfg: StackConfig, pool_name: str, device_class: str | None) -> dict:
-    """What a pool's alternative and its ``exactly`` request share: class, mode, count, selector."""
-    pool = cfg.node_pools[pool_name]
+def _request_fields(alternative: Mapping[str, Any]) -> dict[str, Any]:
+    """What an alternative and an ``exactly`` request share: class, mode, count, selector."""
+    accelerator = str(alternative["accelerator_type"])
+    family = family_of(accelerator)
     fields = {
-        "device_class_name": device_class or default_device_class(pool.family),
-        "selectors": [_selector(selectors.accelerator_selector(pool.accelerator.type))],
+        "device_class_name": alternative.get("device_class") or default_device_class(family),
+        "selectors": [_selector(selectors.accelerator_selector(accelerator))],
     }
-    if pool.family == "tpu":
+    if family == "tpu":
         return {**fields, "allocation_mode": ALL_DEVICES}
-    return {**fields, "allocation_mode": EXACT_COUNT, "count": pool.accelerator.count}
+    return {**fields, "allocation_mode": EXACT_COUNT, "count": int(alternative.get("count", 1))}
 
 
-def pool_subrequest(cfg: StackConfig, pool_name: str, device_class: str | None = None) -> resource_v1.DeviceSubRequestArgs:
-    """One ``firstAvailable`` alternative: a whole node's worth of the pool's accelerator."""
-    return resource_v1.DeviceSubRequestArgs(name=pool_name, **_pool_request_fields(cfg, pool_name, device_class))
+def request_name_of(claim: Mapping[str, Any]) -> str:
+    if claim.get("request_name"):
+        return str(claim["request_name"])
+    first = (claim.get("alternatives") or [claim.get("exactly")])[0]
+    return family_of(str(first["accelerator_type"]))
 
 
-def pool_exact_request(cfg: StackConfig, pool_name: str, device_class: str | None = None) -> resource_v1.ExactDeviceRequestArgs:
-    """The ``exactly`` request for one pool (same count and selector as its alternative)."""
-    return resource_v1.ExactDeviceRequestArgs(**_pool_request_fields(cfg, pool_name, device_class))
+def device_request(claim: Mapping[str, Any]) -> resource_v1.DeviceRequestArgs:
+    """The one request of an ``alternatives`` or ``exactly`` claim."""
+    name = request_name_of(claim)
+    if claim.get("alternatives"):
+        return resource_v1.DeviceRequestArgs(name=name, first_available=[
+            resource_v1.DeviceSubRequestArgs(name=str(alt["name"]), **_request_fields(alt))
+            for alt in claim["alternatives"]])
+    return resource_v1.DeviceRequestArgs(name=name,
+                                         exactly=resource_v1.ExactDeviceRequestArgs(**_request_fields(claim["exactly"])))
 
 
-def placement_request(
-    cfg: StackConfig, target: Workload | SharedClaim, device_class: str | None = None,
-) -> resource_v1.DeviceRequestArgs:
-    """The one request of a compute-class or pool claim (a workload or a shared claim)."""
-    family = cfg.family_of(target)
-    name = family_request_name(family)
-    if target.compute_class:
-        pools = cfg.placement_pools(target)
-        return resource_v1.DeviceRequestArgs(
-            name=name, first_available=[pool_subrequest(cfg, p, device_class) for p in pools])
-    assert target.pool is not None
-    return resource_v1.DeviceRequestArgs(name=name, exactly=pool_exact_request(cfg, target.pool, device_class))
-
-
-def mig_claim_spec(cfg: StackConfig, workload: Workload) -> resource_v1.ResourceClaimSpecArgs:
+def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequestArgs], list | None]:
     """One ``mig.nvidia.com`` request per slice, all from the same physical GPU."""
-    assert workload.pool is not None and workload.mig
-    accelerator = cfg.node_pools[workload.pool].accelerator.type
+    accelerator = str(mig["accelerator_type"])
     requests = [
         resource_v1.DeviceRequestArgs(
-            name=piece.name,
+            name=str(piece["name"]),
             exactly=resource_v1.ExactDeviceRequestArgs(
                 device_class_name=selectors.MIG_DEVICE_CLASS,
                 allocation_mode=EXACT_COUNT,
                 count=1,
-                selectors=[_selector(selectors.mig_slice_selector(accelerator, piece.profile))],
+                selectors=[_selector(selectors.mig_slice_selector(accelerator, str(piece["profile"])))],
             ),
         )
-        for piece in workload.mig
+        for piece in mig["slices"]
     ]
     constraints = None
-    if len(workload.mig) > 1:
+    if len(mig["slices"]) > 1:
         constraints = [resource_v1.DeviceConstraintArgs(
-            requests=[piece.name for piece in workload.mig],
+            requests=[str(piece["name"]) for piece in mig["slices"]],
             match_attribute=selectors.MIG_PARENT_ATTRIBUTE,
         )]
-    return resource_v1.ResourceClaimSpecArgs(
-        devices=resource_v1.DeviceClaimArgs(requests=requests, constraints=constraints))
+    return requests, constraints
 
 
-def workload_claim_spec(cfg: StackConfig, workload_name: str) -> resource_v1.ResourceClaimSpecArgs:
-    """The claim each pod of a (non-shared) workload gets from its template."""
-    workload = cfg.workloads[workload_name]
-    if workload.shared_claim:
-        raise ValueError(f"workload {workload_name} uses shared claim {workload.shared_claim}, not a template")
-    if workload.mig:
-        return mig_claim_spec(cfg, workload)
-    return resource_v1.ResourceClaimSpecArgs(
-        devices=resource_v1.DeviceClaimArgs(requests=[placement_request(cfg, workload)]))
+def claim_spec(claim: Mapping[str, Any]) -> resource_v1.ResourceClaimSpecArgs:
+    """The ``spec`` of a claim (a template's ``spec.spec``)."""
+    if claim.get("mig"):
+        requests, constraints = mig_requests(claim["mig"])
+        return resource_v1.ResourceClaimSpecArgs(
+            devices=resource_v1.DeviceClaimArgs(requests=requests, constraints=constraints))
+    return resource_v1.ResourceClaimSpecArgs(devices=resource_v1.DeviceClaimArgs(requests=[device_request(claim)]))
 
 
-def shared_claim_spec(cfg: StackConfig, claim_name: str) -> resource_v1.ResourceClaimSpecArgs:
-    """A named claim several pods share; an optional stack DeviceClass replaces the driver's."""
-    claim = cfg.shared_claims[claim_name]
-    return resource_v1.ResourceClaimSpecArgs(
-        devices=resource_v1.DeviceClaimArgs(requests=[placement_request(cfg, claim, claim.device_class)]))
-
-
-def device_class_spec(device_class: DeviceClassConfig) -> resource_v1.DeviceClassSpecArgs:
+def device_class_spec(spec: Mapping[str, Any]) -> resource_v1.DeviceClassSpecArgs:
     expression = selectors.device_class_expression(
-        device_class.driver,
-        min_memory_gi=device_class.min_memory_gi,
-        product_names=list(device_class.product_names),
-        architectures=list(device_class.architectures),
-        expressions=list(device_class.expressions),
+        spec.get("driver", selectors.NVIDIA_DRIVER),
+        min_memory_gi=spec.get("min_memory_gi"),
+        product_names=list(spec.get("product_names") or []),
+        architectures=list(spec.get("architectures") or []),
+        expressions=list(spec.get("expressions") or []),
     )
     return resource_v1.DeviceClassSpecArgs(selectors=[_selector(expression)])
 
 
-# ---------------------------------------------------------------- references
+# ---------------------------------------------------------------- checks
 
 
-@dataclass(frozen=True)
-class ContainerClaim:
-    """What one container of a workload binds to: the pod claim entry and, for MIG, its request."""
-
-    container: str | None  # None: the workload's single serving container
-    request: str | None
-
-
-@dataclass(frozen=True)
-class ClaimRef:
-    """How a workload's pods reference their claim (``spec.resourceClaims`` + container claims)."""
-
-    pod_claim_name: str
-    template_name: str | None = None
-    claim_name: str | None = None
-    containers: tuple[ContainerClaim, ...] = (ContainerClaim(None, None),)
-    resource: pulumi.Resource | None = field(default=None, compare=False)
-
-
-def claim_ref(cfg: StackConfig, workload_name: str, resource: pulumi.Resource | None = None) -> ClaimRef:
-    """The reference for a workload: its template, or the shared claim it names."""
-    workload = cfg.workloads[workload_name]
-    if workload.shared_claim:
-        family = cfg.family_of(workload)
-        return ClaimRef(pod_claim_name=family_request_name(family), claim_name=workload.shared_claim,
-                        resource=resource)
-    if workload.mig:
-        return ClaimRef(
-            pod_claim_name=MIG_REQUEST_CLAIM,
-            template_name=template_name(workload_name),
-            containers=tuple(ContainerClaim(piece.name, piece.name) for piece in workload.mig),
-            resource=resource,
-        )
-    family = cfg.family_of(workload)
-    return ClaimRef(pod_claim_name=family_request_name(family), template_name=template_name(workload_name),
-                    resource=resource)
-
-
-# ---------------------------------------------------------------- validation
-
-
-def claim_issues(cfg: StackConfig) -> Issues:
-    """Problems the config model does not catch but the generated objects would hit.
-
-    (The 8-alternative limit and ``minAcceleratorMemoryGi`` are config-model
-    rules in :mod:`stacks.rules`.)
-    """
+def _alternative_issues(alt: Mapping[str, Any], path: str, classes: Mapping[str, Any],
+                        named: bool) -> Issues:
+    accelerator = str(alt.get("accelerator_type", ""))
+    model = catalog.accelerator(accelerator)
+    if model is None:
+        return [(f"{path}.accelerator_type", f"unknown accelerator type {accelerator!r}; known: "
+                                             f"{', '.join(catalog.known_accelerator_types())}")]
     issues: Issues = []
-    for name, device_class in cfg.device_classes.items():
-        path = f"deviceClasses.{name}"
-        if len(name) > 253 or not DNS_SUBDOMAIN.match(name):
-            issues.append((path, "a DeviceClass name is a DNS subdomain: lowercase letters, digits, '-' and '.'"))
-        if device_class.driver == selectors.TPU_DRIVER:
-            for key, value in (("minMemoryGi", device_class.min_memory_gi),
-                               ("productNames", device_class.product_names),
-                               ("architectures", device_class.architectures)):
-                if value:
-                    issues.append((f"{path}.{key}", "the TPU DRA driver publishes no such attribute; "
-                                                    "use expressions on tpuGen instead"))
-    for name, claim in cfg.shared_claims.items():
-        if not claim.device_class or claim.device_class not in cfg.device_classes:
-            continue
-        pools = [p for p in cfg.placement_pools(claim) if p in cfg.node_pools]
-        driver = cfg.device_classes[claim.device_class].driver
-        wrong = [p for p in pools if default_device_class(cfg.node_pools[p].family) != driver]
-        if wrong:
-            issues.append((f"sharedClaims.{name}.deviceClass",
-                           f"{claim.device_class} selects {driver} devices, but {', '.join(wrong)} "
-                           f"carries another accelerator family"))
+    if named and not alt.get("name"):
+        issues.append((f"{path}.name", "required: each firstAvailable alternative is named"))
+    if alt.get("name") and not _DNS_LABEL.match(str(alt["name"])):
+        issues.append((f"{path}.name", f"{alt['name']!r} is not a DNS label"))
+    if int(alt.get("count", 1)) < 1:
+        issues.append((f"{path}.count", "must be 1 or more"))
+    device_class = alt.get("device_class")
+    if device_class in classes:
+        driver = classes[device_class].get("driver", selectors.NVIDIA_DRIVER)
+        wanted = selectors.TPU_DRIVER if model.family == "tpu" else selectors.NVIDIA_DRIVER
+        if driver != wanted:
+            issues.append((f"{path}.device_class", f"{device_class} selects {driver} devices, but "
+                                                   f"{alt.get('name') or accelerator} is a {model.family.upper()} "
+                                                   f"({accelerator})"))
+    return issues
+
+
+def device_claim_issues(claim: Mapping[str, Any], path: str, classes: Mapping[str, Any]) -> Issues:
+    """Problems with one claim, in argument names under ``path``."""
+    chosen = [k for k in ("alternatives", "exactly", "mig") if claim.get(k)]
+    if len(chosen) != 1:
+        return [(path, f"set exactly one of alternatives, exactly or mig (found {', '.join(chosen) or 'none'})")]
+    if not _DNS_LABEL.match(str(claim.get("namespace", ""))):
+        return [(f"{path}.namespace", f"{claim.get('namespace')!r} is not a namespace name")]
+    if claim.get("namespace") in RESERVED_NAMESPACES:
+        return [(f"{path}.namespace", f"{claim['namespace']} belongs to Kubernetes")]
+    if claim.get("mig"):
+        return mig_issues(claim["mig"], f"{path}.mig")
+    if claim.get("exactly"):
+        return _alternative_issues(claim["exactly"], f"{path}.exactly", classes, named=False)
+    alternatives = claim["alternatives"]
+    issues: Issues = []
+    if len(alternatives) > MAX_ALTERNATIVES:
+        issues.append((f"{path}.alternatives", f"{len(alternatives)} alternatives; DRA firstAvailable allows at "
+                                               f"most {MAX_ALTERNATIVES}"))
+    names = [a.get("name") for a in alternatives]
+    if len(set(names)) != len(names):
+        issues.append((f"{path}.alternatives", "alternative names must be unique"))
+    for i, alt in enumerate(alternatives):
+        issues += _alternative_issues(alt, f"{path}.alternatives[{i}]", classes, named=True)
+    families = {m.family for a in alternatives if (m := catalog.accelerator(str(a.get("accelerator_type", ""))))}
+    if len(families) > 1:
+        issues.append((f"{path}.alternatives", "mixes GPU and TPU alternatives; a request holds one family"))
+    return issues
+
+
+def mig_issues(mig: Mapping[str, Any], path: str) -> Issues:
+    model = catalog.GPUS.get(str(mig.get("accelerator_type", "")))
+    if model is None or not model.mig_profiles:
+        return [(f"{path}.accelerator_type", f"{mig.get('accelerator_type')} does not support MIG")]
+    slices = mig.get("slices") or []
+    issues: Issues = []
+    if not slices:
+        issues.append((f"{path}.slices", "list at least one slice"))
+    names = [s.get("name") for s in slices]
+    if len(set(names)) != len(names):
+        issues.append((f"{path}.slices", "slice names must be unique"))
+    for i, piece in enumerate(slices):
+        if piece.get("profile") not in model.mig_profiles:
+            issues.append((f"{path}.slices[{i}].profile",
+                           f"{piece.get('profile')!r} is not a MIG profile of {model.type}; "
+                           f"accepted: {', '.join(model.mig_profiles)}"))
+    return issues
+
+
+def device_class_issues(name: str, spec: Mapping[str, Any], path: str) -> Issues:
+    issues: Issues = []
+    if not is_dns_subdomain(name):
+        issues.append((path, "a DeviceClass name is a DNS subdomain: lowercase letters, digits, '-' and '.'"))
+    if name in catalog.DRIVER_DEVICE_CLASSES:
+        issues.append((path, f"{name} is created by a DRA driver; choose another name"))
+    driver = spec.get("driver", selectors.NVIDIA_DRIVER)
+    if driver not in DRIVERS:
+        issues.append((f"{path}.driver", f"{driver!r} is not one of {', '.join(DRIVERS)}"))
+    if driver == selectors.TPU_DRIVER:
+        for key in ("min_memory_gi", "product_names", "architectures"):
+            if spec.get(key):
+                issues.append((f"{path}.{key}", "the TPU DRA driver publishes no such attribute; "
+                                                "use expressions on tpuGen instead"))
+    return issues
+
+
+def claims_issues(args: DraClaimsArgs) -> Issues:
+    """Every problem with the DRA objects, in argument names."""
+    classes = args.get("device_classes") or {}
+    issues: Issues = []
+    for name, spec in classes.items():
+        issues += device_class_issues(name, spec, f"device_classes.{name}")
+    for group in ("shared_claims", "claim_templates"):
+        for key, claim in (args.get(group) or {}).items():
+            issues += device_claim_issues(claim, f"{group}.{key}", classes)
     return issues
 
 
 # ---------------------------------------------------------------- component
 
 
-@dataclass
-class DraClaimsArgs:
-    """``config``: the stack config. ``wait_for``: what the claims need first
-    (the DRA drivers whose DeviceClasses they name, the namespaces they live in)."""
-
-    config: StackConfig
-    wait_for: Sequence[pulumi.Resource] = ()
-
-
-class DraClaims(pulumi.ComponentResource):
-    """The stack's DeviceClasses, shared ResourceClaims and per-workload ResourceClaimTemplates."""
-
-    device_classes: dict[str, resource_v1.DeviceClass]
-    shared_claims: dict[str, resource_v1.ResourceClaim]
-    claim_templates: dict[str, resource_v1.ResourceClaimTemplate]
-    claim_refs: dict[str, ClaimRef]
-
-    def __init__(self, name: str, args: DraClaimsArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:claims:DraClaims", name, None, opts)
-        cfg = args.config
-        issues = claim_issues(cfg)
-        if issues:
-            from stacks.loader import ConfigError
-
-            raise ConfigError(issues)
-        wait_for = list(args.wait_for)
-        self.device_classes = {
-            dc_name: _device_class(name, dc_name, dc, self, wait_for)
-            for dc_name, dc in cfg.device_classes.items()
-        }
-        self.shared_claims = _shared_claims(name, cfg, self, wait_for)
-        self.claim_templates = {
-            wl_name: _claim_template(name, cfg, wl_name, self, wait_for)
-            for wl_name, wl in cfg.workloads.items() if not wl.shared_claim
-        }
-        self.claim_refs = {
-            wl_name: claim_ref(
-                cfg, wl_name,
-                self.shared_claims[wl.shared_claim] if wl.shared_claim else self.claim_templates[wl_name])
-            for wl_name, wl in cfg.workloads.items()
-        }
-        self.register_outputs({
-            "deviceClasses": list(self.device_classes),
-            "sharedClaims": list(self.shared_claims),
-            "claimTemplates": {n: template_name(n) for n in self.claim_templates},
-        })
-
-
-def _classes_of(component: DraClaims, claim: SharedClaim) -> list[pulumi.Resource]:
-    return [component.device_classes[claim.device_class]] if claim.device_class else []
-
-
-def _device_class(prefix: str, dc_name: str, dc: DeviceClassConfig, parent: pulumi.Resource,
-                  wait_for: list[pulumi.Resource]) -> resource_v1.DeviceClass:
-    return resource_v1.DeviceClass(
-        f"{prefix}-deviceclass-{dc_name}",
-        metadata=ObjectMetaArgs(name=dc_name, labels=_labels()),
-        spec=device_class_spec(dc),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
-    )
-
-
-def _shared_claims(prefix: str, cfg: StackConfig, component: DraClaims,
-                   wait_for: list[pulumi.Resource]) -> dict[str, resource_v1.ResourceClaim]:
-    claims: dict[str, resource_v1.ResourceClaim] = {}
-    for claim_name, claim in cfg.shared_claims.items():
-        claims[claim_name] = resource_v1.ResourceClaim(
-            f"{prefix}-shared-{claim_name}",
-            metadata=ObjectMetaArgs(name=claim_name, namespace=claim.namespace, labels=_labels()),
-            spec=shared_claim_spec(cfg, claim_name),
-            opts=pulumi.ResourceOptions(parent=component, depends_on=[*wait_for, *_classes_of(component, claim)]),
-        )
-    return claims
-
-
-def _claim_template(prefix: str, cfg: StackConfig, wl_name: str, parent: pulumi.Resource,
-                    wait_for: list[pulumi.Resource]) -> resource_v1.ResourceClaimTemplate:
-    workload = cfg.workloads[wl_name]
-    return resource_v1.ResourceClaimTemplate(
-        f"{prefix}-template-{wl_name}",
-        metadata=ObjectMetaArgs(name=template_name(wl_name), namespace=workload.namespace,
-                                labels=_labels(wl_name)),
-        spec=resource_v1.ResourceClaimTemplateSpecArgs(
-            metadata=ObjectMetaArgs(labels=_labels(wl_name)),
-            spec=workload_claim_spec(cfg, wl_name),
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
-    )
-
-
-def _labels(workload_name: str | None = None) -> Mapping[str, str]:
+def _labels(instance: str | None = None) -> dict[str, str]:
     labels = {"app.kubernetes.io/part-of": "gpu-fungibility", "app.kubernetes.io/managed-by": "pulumi"}
-    if workload_name:
-        labels["app.kubernetes.io/instance"] = workload_name
+    if instance:
+        labels["app.kubernetes.io/instance"] = instance
     return labels
 
+
+class DraClaims(LibraryComponent):
+    """DeviceClasses, shared ResourceClaims and per-workload ResourceClaimTemplates (provider via ``opts``).
+
+    Make it depend on the DRA drivers (whose DeviceClasses the claims name) and on the namespaces the
+    claims live in: its children wait for them.
+    """
+
+    LEGACY_TYPE = "gpu-fungibility:claims:DraClaims"
+
+    device_class_names: list[str]
+    """The DeviceClasses created."""
+    shared_claim_names: list[str]
+    """The shared ResourceClaims created."""
+    claim_template_names: dict[str, str]
+    """Each ResourceClaimTemplate's name, by the workload key it was given under."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return claims_issues(args)
+
+    def __init__(self, name: str, args: DraClaimsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        self._resources: dict[tuple[str, str], pulumi.Resource] = {}
+        classes = {}
+        for class_name, spec in (args.get("device_classes") or {}).items():
+            classes[class_name] = resource_v1.DeviceClass(
+                f"{name}-deviceclass-{class_name}",
+                metadata=ObjectMetaArgs(name=class_name, labels=_labels()),
+                spec=device_class_spec(spec),
+                opts=self.child(),
+            )
+        for claim_name, claim in (args.get("shared_claims") or {}).items():
+            self._resources[("claim", claim_name)] = resource_v1.ResourceClaim(
+                f"{name}-shared-{claim_name}",
+                metadata=ObjectMetaArgs(name=claim_name, namespace=claim["namespace"], labels=_labels()),
+                spec=claim_spec(claim),
+                opts=self.child(depends_on=self._classes_used(claim, classes)),
+            )
+        for key, claim in (args.get("claim_templates") or {}).items():
+            self._resources[("template", key)] = resource_v1.ResourceClaimTemplate(
+                f"{name}-template-{key}",
+                metadata=ObjectMetaArgs(name=template_name(key), namespace=claim["namespace"], labels=_labels(key)),
+                spec=resource_v1.ResourceClaimTemplateSpecArgs(
+                    metadata=ObjectMetaArgs(labels=_labels(key)),
+                    spec=claim_spec(claim),
+                ),
+                opts=self.child(depends_on=self._classes_used(claim, classes)),
+            )
+        self.device_class_names = list(classes)
+        self.shared_claim_names = list(args.get("shared_claims") or {})
+        self.claim_template_names = {key: template_name(key) for key in args.get("claim_templates") or {}}
+        self.register()
+
+    @staticmethod
+    def _classes_used(claim: Mapping[str, Any], classes: Mapping[str, pulumi.Resource]) -> list[pulumi.Resource]:
+        alternatives: Sequence[Mapping[str, Any]] = claim.get("alternatives") or (
+            [claim["exactly"]] if claim.get("exactly") else [])
+        used = dict.fromkeys(a.get("device_class") for a in alternatives)
+        return [classes[c] for c in used if c in classes]
+
+    def template(self, key: str) -> pulumi.Resource:
+        """The ResourceClaimTemplate created under ``key`` (for ``depends_on``)."""
+        return self._resources[("template", key)]
+
+    def shared_claim(self, name: str) -> pulumi.Resource:
+        """The shared ResourceClaim ``name`` (for ``depends_on``)."""
+        return self._resources[("claim", name)]

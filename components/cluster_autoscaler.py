@@ -1,6 +1,6 @@
 """The Cluster Autoscaler on EKS: the fallback order of a compute class, as priority-expander priorities.
 
-Each compute class lists its pools most-preferred first; pool ``i`` of ``n``
+Each fallback order lists node groups most-preferred first; group ``i`` of ``n``
 gets priority ``(n - i) * 10`` (the priority expander picks the highest
 number among the node groups that could fit the pending pods). The expander
 matches Auto Scaling group names, which EKS derives from the node group name
@@ -19,25 +19,24 @@ DRA devices of a node group that has no nodes on AWS; with
 running node, so DRA groups scale up from one node, not from zero.
 """
 
-from __future__ import annotations
-
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
 
-from components import pins
-from components.device_plugin import merge_values
-from stacks.config import HelmChart, StackConfig
+from . import helm_values, pins
+from .base import Issues, LibraryComponent
+from .eks_node_groups import asg_name_regex
+from .releases import chart_issues, helm_release
+from .versions import MIN_KUBERNETES_VERSION, minor_version
 
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 PRIORITY_STEP = 10
-VALUES_PATH = "drivers.clusterAutoscaler.values"
 IMAGE_TAG_BY_MINOR = pins.CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR
 #: Read-only calls the autoscaler makes on AWS (cloudprovider/aws README), on any resource.
 READ_ACTIONS = (
@@ -60,13 +59,13 @@ DRA_READER_ROLE = "cluster-autoscaler-dra-reader"
 WRITE_ACTIONS = ("autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup")
 
 
-def expander_priorities(cfg: StackConfig) -> dict[int, list[str]]:
-    """Priority -> pool names, from every compute class's pool order (higher number = preferred)."""
+def expander_priorities(fallback_orders: Sequence[Sequence[str]]) -> dict[int, list[str]]:
+    """Priority -> node groups, from each fallback order (higher number = preferred)."""
     priorities: dict[int, list[str]] = {}
-    for cc in cfg.compute_classes.values():
-        count = len(cc.pools)
-        for index, pool in enumerate(cc.pools):
-            priorities.setdefault((count - index) * PRIORITY_STEP, []).append(pool)
+    for order in fallback_orders:
+        count = len(order)
+        for index, group in enumerate(order):
+            priorities.setdefault((count - index) * PRIORITY_STEP, []).append(group)
     return dict(sorted(priorities.items(), reverse=True))
 
 
@@ -111,7 +110,7 @@ def irsa_trust_policy(oidc_provider_arn: str, oidc_issuer: str, namespace: str, 
 
 
 def autoscaler_values(
-    chart: HelmChart,
+    extra: dict[str, Any] | None,
     *,
     cluster_name: str,
     region: str,
@@ -139,37 +138,66 @@ def autoscaler_values(
     tag = IMAGE_TAG_BY_MINOR.get(kubernetes_minor)
     if tag:
         project["image"] = {"tag": tag}
-    return merge_values(project, chart.values)
+    return helm_values.merge(project, extra or {})
 
 
-def image_tag_issues(chart: HelmChart, kubernetes_minor: str) -> list[tuple[str, str]]:
-    if kubernetes_minor in IMAGE_TAG_BY_MINOR or (chart.values.get("image") or {}).get("tag"):
+def image_tag_issues(values: dict[str, Any] | None, kubernetes_minor: str) -> Issues:
+    if kubernetes_minor in IMAGE_TAG_BY_MINOR or ((values or {}).get("image") or {}).get("tag"):
         return []
-    return [(f"{VALUES_PATH}.image.tag",
+    return [("values.image.tag",
              f"no autoscaler image is known for Kubernetes {kubernetes_minor} (known: "
              f"{', '.join(IMAGE_TAG_BY_MINOR)}); set the cluster-autoscaler release matching your minor version")]
 
 
-@dataclass
-class ClusterAutoscalerArgs:
-    """Everything the autoscaler needs; ``asg_regex_by_pool`` maps each GPU pool to its ASG name regex."""
+class ClusterAutoscalerArgs(TypedDict):
+    """The Cluster Autoscaler of one EKS cluster."""
 
-    config: StackConfig
+    cluster_name: str
+    """The cluster's name (auto-discovery of its node groups' Auto Scaling groups)."""
     region: str
+    """The AWS region."""
     oidc_provider_arn: pulumi.Input[str]
+    """The cluster's IAM OIDC provider (``EksCluster.oidc_provider_arn``), for IRSA."""
     oidc_issuer: pulumi.Input[str]
-    nodegroup_arn_prefix: pulumi.Input[str]  # arn:<partition>:eks:<region>:<account>:nodegroup
+    """The OIDC issuer without ``https://`` (``EksCluster.oidc_issuer``)."""
+    nodegroup_arn_prefix: pulumi.Input[str]
+    """``arn:<partition>:eks:<region>:<account>:nodegroup``: the node groups it may describe."""
     system_node_group: str
-    asg_regex_by_pool: dict[str, str] = field(default_factory=dict)
+    """The node group the autoscaler itself runs on (``EksCluster.system_node_group_name``)."""
+    fallback_orders: NotRequired[list[list[str]]]
+    """Node group names in fallback order, most preferred first, one list per order (priority expander)."""
+    dynamic_resource_allocation: NotRequired[bool]
+    """Simulate DRA claims when scaling (``--enable-dynamic-resource-allocation``) and read the DRA objects."""
+    kubernetes_version: NotRequired[str]
+    """The cluster's version: the autoscaler image must match its minor (default ``1.34``)."""
+    chart: NotRequired[str]
+    """The chart name (default ``cluster-autoscaler``)."""
+    version: NotRequired[str]
+    """The exact chart version (default: the pinned one)."""
+    repository: NotRequired[str]
+    """The chart repository (default the Kubernetes autoscaler's)."""
+    namespace: NotRequired[str]
+    """The namespace of the release (default ``kube-system``)."""
+    values: NotRequired[dict[str, Any]]
+    """Chart values merged over the library's."""
 
 
-def dra_read_access(parent: pulumi.Resource, name: str, namespace: str) -> k8s.rbac.v1.ClusterRoleBinding:
+def autoscaler_issues(args: ClusterAutoscalerArgs) -> Issues:
+    minor = minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    issues = chart_issues(dict(args)) + image_tag_issues(args.get("values"), minor)
+    for i, order in enumerate(args.get("fallback_orders") or []):
+        if len(set(order)) != len(order):
+            issues.append((f"fallback_orders[{i}]", "a node group is listed twice"))
+    return issues
+
+
+def dra_read_access(parent: LibraryComponent, name: str, namespace: str) -> k8s.rbac.v1.ClusterRoleBinding:
     """Read access to the DRA objects for the autoscaler's service account (a ClusterRole and its binding)."""
     role = k8s.rbac.v1.ClusterRole(
         f"{name}-dra-reader",
         metadata=k8s.meta.v1.ObjectMetaArgs(name=DRA_READER_ROLE),
         rules=[k8s.rbac.v1.PolicyRuleArgs(**DRA_READ_RULE)],
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=parent.child(),
     )
     return k8s.rbac.v1.ClusterRoleBinding(
         f"{name}-dra-reader-binding",
@@ -177,79 +205,69 @@ def dra_read_access(parent: pulumi.Resource, name: str, namespace: str) -> k8s.r
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole",
                                          name=role.metadata.name),
         subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=namespace)],
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=parent.child(),
     )
 
 
-class ClusterAutoscaler(pulumi.ComponentResource):
+class ClusterAutoscaler(LibraryComponent):
     """IRSA role, priority-expander ConfigMap, DRA read access and the pinned ``cluster-autoscaler`` release."""
 
-    role: aws.iam.Role
-    priority_config_map: k8s.core.v1.ConfigMap
-    dra_access: k8s.rbac.v1.ClusterRoleBinding | None
-    release: k8s.helm.v3.Release
+    LEGACY_TYPE = "gpu-fungibility:cluster_autoscaler:ClusterAutoscaler"
+
+    role_arn: pulumi.Output[str]
+    """The autoscaler's IAM role (IRSA)."""
+    release_name: pulumi.Output[str]
+    """The Helm release's name."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return autoscaler_issues(args)
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:cluster_autoscaler:ClusterAutoscaler", name, None, opts)
-        from stacks.loader import ConfigError
-
-        cfg = args.config
-        chart = cfg.drivers.cluster_autoscaler
-        priorities = expander_priorities(cfg)
-        issues = image_tag_issues(chart, cfg.cluster.minor_version)
-        missing = sorted({p for pools in priorities.values() for p in pools} - set(args.asg_regex_by_pool))
-        if missing:
-            issues.append(("computeClasses", f"no node group for pools {', '.join(missing)}"))
-        if issues:
-            raise ConfigError(issues)
-        namespace = chart.namespace
-        cluster_name = cfg.cluster.name
-
-        self.role = aws.iam.Role(
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        namespace = args.get("namespace", pins.CLUSTER_AUTOSCALER_NAMESPACE)
+        cluster_name = args["cluster_name"]
+        orders = [list(order) for order in args.get("fallback_orders") or []]
+        priorities = expander_priorities(orders)
+        role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=pulumi.Output.all(args.oidc_provider_arn, args.oidc_issuer).apply(
+            assume_role_policy=pulumi.Output.all(args["oidc_provider_arn"], args["oidc_issuer"]).apply(
                 lambda a: json.dumps(irsa_trust_policy(a[0], a[1], namespace, SERVICE_ACCOUNT))
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.child(),
         )
         aws.iam.RolePolicy(
             f"{name}-policy",
-            role=self.role.id,
-            policy=pulumi.Output.from_input(args.nodegroup_arn_prefix).apply(
+            role=role.id,
+            policy=pulumi.Output.from_input(args["nodegroup_arn_prefix"]).apply(
                 lambda prefix: json.dumps(autoscaler_policy(cluster_name, prefix))
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.child(),
         )
-        self.priority_config_map = k8s.core.v1.ConfigMap(
+        config_map = k8s.core.v1.ConfigMap(
             f"{name}-priorities",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=PRIORITY_CONFIGMAP, namespace=namespace),
-            data={"priorities": priorities_document(priorities, args.asg_regex_by_pool)},
-            opts=pulumi.ResourceOptions(parent=self),
+            data={"priorities": priorities_document(priorities, {g: asg_name_regex(g) for o in orders for g in o})},
+            opts=self.child(),
         )
-        dra = any(p.dra for p in cfg.node_pools.values())
-        self.dra_access = dra_read_access(self, name, namespace) if dra else None
+        dra = bool(args.get("dynamic_resource_allocation", False))
+        dra_access = dra_read_access(self, name, namespace) if dra else None
         values = autoscaler_values(
-            chart,
+            args.get("values"),
             cluster_name=cluster_name,
-            region=args.region,
-            kubernetes_minor=cfg.cluster.minor_version,
-            role_arn=self.role.arn,
-            system_node_group=args.system_node_group,
+            region=args["region"],
+            kubernetes_minor=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            role_arn=role.arn,
+            system_node_group=args["system_node_group"],
             dra=dra,
         )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name="cluster-autoscaler",
-                chart=chart.chart,
-                version=chart.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo) if chart.repo else None,
-                namespace=namespace,
-                values=values,
-            ),
+        release = helm_release(
+            self, name, "cluster-autoscaler", chart=args.get("chart", pins.CLUSTER_AUTOSCALER_CHART),
+            version=args.get("version", pins.CLUSTER_AUTOSCALER_VERSION),
+            repository=args.get("repository", pins.CLUSTER_AUTOSCALER_REPO), namespace=namespace, values=values,
             # The priority expander reads its ConfigMap at start-up; DRA informers need their access.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[self.priority_config_map, *([self.dra_access] if self.dra_access else [])]),
-        )
-        self.register_outputs({"role_arn": self.role.arn, "release": self.release.name})
+            depends_on=[config_map, *([dra_access] if dra_access else [])])
+        self.role_arn = role.arn
+        self.release_name = release.name
+        self.register()

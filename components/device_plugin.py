@@ -1,59 +1,34 @@
 """The NVIDIA device plugin, kept off every DRA node (seed 004).
 
-It is only installed when some GPU pool has ``dra: false`` (a classic group
-whose pods request ``nvidia.com/gpu``). The AL2023 NVIDIA AMI ships the driver
-but no device plugin, so this release is what serves those groups. Its node
-affinity is the chart's own three ways of recognising a GPU node, each ANDed
-with ``nvidia.com/gpu.dra NotIn [true]``: the device plugin and the DRA
-kubelet plugin must never manage the same GPUs.
+It serves classic GPU pools (``dra: false``), whose pods request
+``nvidia.com/gpu``: the AL2023 NVIDIA AMI ships the driver but no device
+plugin. Its node affinity is the chart's own three ways of recognising a GPU
+node, each ANDed with ``nvidia.com/gpu.dra NotIn [true]``: the device plugin
+and the DRA kubelet plugin must never manage the same GPUs, and the component
+refuses values that would let it onto a DRA node.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components import dra_wiring
-from stacks.config import HelmChart
+from . import dra_wiring, helm_values, pins
+from .base import Issues, LibraryComponent
+from .releases import chart_issues, helm_release, privileged_namespace
 
+RELEASE_NAME = "nvidia-device-plugin"
 #: The chart's default GPU-node recognisers (discrete GPU via NFD, Tegra, forced label).
 GPU_NODE_EXPRESSIONS: tuple[dict[str, Any], ...] = (
-    {"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]},
+    {"key": dra_wiring.NFD_NVIDIA_PCI, "operator": "In", "values": ["true"]},
     {"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]},
     {"key": dra_wiring.GPU_PRESENT, "operator": "In", "values": ["true"]},
 )
 EXCLUDE_DRA_NODES: dict[str, Any] = {"key": dra_wiring.GPU_DRA, "operator": "NotIn", "values": ["true"]}
-VALUES_PATH = "drivers.nvidiaDevicePlugin.values"
 
 
-def merge_values(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Helm-style merge: maps merge key by key, anything else in ``override`` replaces.
-
-    Neither input is changed; leaves (which may be Pulumi Outputs) are shared, not copied.
-    """
-    merged = {key: _copy_tree(value) for key, value in base.items()}
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge_values(merged[key], value)
-        else:
-            merged[key] = _copy_tree(value)
-    return merged
-
-
-def _copy_tree(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_tree(v) for v in value]
-    return value
-
-
-def device_plugin_values(chart: HelmChart) -> dict[str, Any]:
-    """The chart values: seed 004's affinity and a toleration for the GPU taint, under the stack's extras."""
-    project = {
+def device_plugin_values(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The chart values: seed 004's affinity and a toleration for the GPU taint, under ``extra``."""
+    library = {
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -65,10 +40,10 @@ def device_plugin_values(chart: HelmChart) -> dict[str, Any]:
         },
         "tolerations": [{"key": dra_wiring.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
     }
-    return merge_values(project, chart.values)
+    return helm_values.merge(library, extra or {})
 
 
-def dra_exclusion_issues(values: dict[str, Any]) -> list[tuple[str, str]]:
+def dra_exclusion_issues(values: dict[str, Any]) -> Issues:
     """Problems when the (merged) values would let the device plugin onto a DRA node.
 
     Every required node-affinity term must exclude ``nvidia.com/gpu.dra=true``
@@ -78,15 +53,14 @@ def dra_exclusion_issues(values: dict[str, Any]) -> list[tuple[str, str]]:
         values.get("affinity", {}) or {}
     ).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms")
     if not terms:
-        return [(f"{VALUES_PATH}.affinity", "the device plugin needs a required node affinity that excludes "
-                                            f"{dra_wiring.GPU_DRA}=true; without one it runs on DRA nodes too")]
-    issues = []
+        return [("values.affinity", "the device plugin needs a required node affinity that excludes "
+                                    f"{dra_wiring.GPU_DRA}=true; without one it runs on DRA nodes too")]
+    issues: Issues = []
     for i, term in enumerate(terms):
         exprs = term.get("matchExpressions") or []
         if not any(_excludes_dra(e) for e in exprs):
             issues.append((
-                f"{VALUES_PATH}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                f".nodeSelectorTerms[{i}]",
+                f"values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
                 f"does not exclude {dra_wiring.GPU_DRA}=true (add {{key: {dra_wiring.GPU_DRA}, operator: NotIn, "
                 "values: ['true']}); the device plugin would run beside the DRA kubelet plugin",
             ))
@@ -100,45 +74,44 @@ def _excludes_dra(expr: dict[str, Any]) -> bool:
     return op == "DoesNotExist" or (op == "NotIn" and "true" in (expr.get("values") or []))
 
 
-@dataclass
-class NvidiaDevicePluginArgs:
-    """``chart`` is ``drivers.nvidiaDevicePlugin`` (pinned; its ``values`` merge over the project's)."""
+class NvidiaDevicePluginArgs(TypedDict):
+    """The NVIDIA device plugin release for classic (non-DRA) GPU pools."""
 
-    chart: HelmChart
+    chart: NotRequired[str]
+    """The chart name (default ``nvidia-device-plugin``)."""
+    version: NotRequired[str]
+    """The exact chart version (default: the pinned one)."""
+    repository: NotRequired[str]
+    """The chart repository (default NVIDIA's)."""
+    namespace: NotRequired[str]
+    """The namespace the stack creates for the plugin (default ``nvidia-device-plugin``)."""
+    values: NotRequired[dict[str, Any]]
+    """Chart values merged over the library's; refused if they would let the plugin onto a DRA node."""
 
 
-class NvidiaDevicePlugin(pulumi.ComponentResource):
-    """Namespace and ``helm.v3.Release`` of the NVIDIA device plugin for classic GPU groups."""
+class NvidiaDevicePlugin(LibraryComponent):
+    """Namespace and Helm release of the NVIDIA device plugin, never on a DRA node (provider via ``opts``)."""
 
-    namespace: k8s.core.v1.Namespace
-    release: k8s.helm.v3.Release
+    LEGACY_TYPE = "gpu-fungibility:device_plugin:NvidiaDevicePlugin"
+
+    namespace: pulumi.Output[str]
+    """The plugin's namespace."""
+    release_name: pulumi.Output[str]
+    """The Helm release's name."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return chart_issues(dict(args)) + dra_exclusion_issues(device_plugin_values(args.get("values")))
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:device_plugin:NvidiaDevicePlugin", name, None, opts)
-        from stacks.loader import ConfigError
-
-        values = device_plugin_values(args.chart)
-        issues = dra_exclusion_issues(values)
-        if issues:
-            raise ConfigError(issues)
-        self.namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            # The plugin mounts host paths (kubelet device-plugin socket): privileged by Pod Security.
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=args.chart.namespace, labels={"pod-security.kubernetes.io/enforce": "privileged"}
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name="nvidia-device-plugin",
-                chart=args.chart.chart,
-                version=args.chart.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=args.chart.repo) if args.chart.repo else None,
-                namespace=self.namespace.metadata.name,
-                values=values,
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        namespace = privileged_namespace(self, name, args.get("namespace", pins.NVIDIA_DEVICE_PLUGIN_NAMESPACE))
+        release = helm_release(
+            self, name, RELEASE_NAME, chart=args.get("chart", pins.NVIDIA_DEVICE_PLUGIN_CHART),
+            version=args.get("version", pins.NVIDIA_DEVICE_PLUGIN_VERSION),
+            repository=args.get("repository", pins.NVIDIA_DEVICE_PLUGIN_REPO),
+            namespace=namespace.metadata.name, values=device_plugin_values(args.get("values")))
+        self.namespace = namespace.metadata.name
+        self.release_name = release.name
+        self.register()

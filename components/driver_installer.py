@@ -1,8 +1,8 @@
 """The NVIDIA driver installer for GKE COS nodes whose pools disable GKE's driver installation.
 
 Seed 000 applies Google's preloaded-installer DaemonSet from a moving branch;
-this is the project's own, typed equivalent with every image fixed in config
-(``drivers.nvidiaDriverInstaller``):
+this is the library's own, typed equivalent with every image pinned
+(:mod:`components.pins`):
 
 - an init container runs the installer GKE preloads on each COS GPU node
   (``cos-nvidia-installer:fixed``, never pulled: it matches the node's COS
@@ -12,22 +12,21 @@ this is the project's own, typed equivalent with every image fixed in config
 - a pause container keeps the pod (and so the finished installation) alive.
 
 Unlike the upstream file (``tolerations: [{operator: Exists}]`` on every
-``gke-accelerator`` node), the pods select exactly the pools that need them
+``gke-accelerator`` node), the pods select exactly the node pools that need them
 (``cloud.google.com/gke-nodepool In [...]``, plus ``gke-accelerator`` present
 and no GKE-managed driver version label) and tolerate exactly those pools' taints.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import dra_wiring
-from components.dra_wiring import GKE_ACCELERATOR, GKE_NODEPOOL, NodeTaint
-from components.nvidia_dra import tolerations_for
-from stacks.config import DriverInstaller, StackConfig
+from . import pins
+from .base import Issues, LibraryComponent, resolved
+from .dra_wiring import GKE_ACCELERATOR, GKE_NODEPOOL
+from .node_selection import tolerations_for
+from .pool_args import Taint, taint_issues, taints_of
 
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"
@@ -37,22 +36,36 @@ CONTAINER_INSTALL_DIR = "/usr/local/nvidia"
 HOST_VULKAN_DIR = f"{HOST_INSTALL_DIR}/vulkan/icd.d"
 HOST_COS_TOOLS = "/var/lib/cos-tools"
 LABELS = {"k8s-app": NAME}
+DRIVER_VERSIONS = ("default", "latest")
 
 
-@dataclass(frozen=True)
-class NvidiaDriverInstallerArgs:
-    """``pools``: GKE node pool names whose driver the stack installs; ``taints``: taints on their nodes."""
+class NvidiaDriverInstallerArgs(TypedDict):
+    """Where the NVIDIA driver installer runs and what it runs."""
 
-    images: DriverInstaller
-    pools: tuple[str, ...]
-    taints: tuple[NodeTaint, ...] = field(default_factory=tuple)
+    node_pools: list[pulumi.Input[str]]
+    """The GKE node pools whose driver it installs (pools with GKE's driver installation disabled)."""
+    node_taints: NotRequired[pulumi.Input[list[Taint]]]
+    """Every taint on those pools' nodes (their ``node_taints`` outputs): the pods tolerate each one."""
+    driver_version: NotRequired[str]
+    """``default`` (default) or ``latest``: the driver branch for the node's COS release."""
+    installer_image: NotRequired[str]
+    """The installer GKE preloads on COS GPU nodes (default ``cos-nvidia-installer:fixed``, never pulled)."""
+    partition_image: NotRequired[str]
+    """The GPU partitioning (MIG) image, pinned by digest by default."""
+    pause_image: NotRequired[str]
+    """The pause image that keeps the pod alive."""
 
-    @classmethod
-    def for_pools(cls, cfg: StackConfig, pools: list[str]) -> NvidiaDriverInstallerArgs:
-        taints: list[NodeTaint] = []
-        for pool_name in pools:
-            taints += [t for t in dra_wiring.node_taints(cfg, pool_name) if t not in taints]
-        return cls(images=cfg.drivers.nvidia_driver_installer, pools=tuple(pools), taints=tuple(taints))
+
+def installer_issues(args: NvidiaDriverInstallerArgs) -> Issues:
+    issues: Issues = []
+    if not args.get("node_pools"):
+        issues.append(("node_pools", "the driver installer needs at least one node pool to serve"))
+    if args.get("driver_version", "default") not in DRIVER_VERSIONS:
+        issues.append(("driver_version", f"{args.get('driver_version')!r} is not one of {', '.join(DRIVER_VERSIONS)}"))
+    taints = args.get("node_taints")
+    if isinstance(taints, list):
+        issues += taint_issues(taints, "node_taints")
+    return issues
 
 
 def _host_volume(name: str, path: str) -> k8s.core.v1.VolumeArgs:
@@ -67,7 +80,7 @@ def _env(values: dict[str, str]) -> list[k8s.core.v1.EnvVarArgs]:
     return [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in values.items()]
 
 
-def node_affinity(pools: tuple[str, ...]) -> k8s.core.v1.AffinityArgs:
+def node_affinity(pools: list[pulumi.Input[str]]) -> k8s.core.v1.AffinityArgs:
     return k8s.core.v1.AffinityArgs(node_affinity=k8s.core.v1.NodeAffinityArgs(
         required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(node_selector_terms=[
             k8s.core.v1.NodeSelectorTermArgs(match_expressions=[
@@ -79,16 +92,17 @@ def node_affinity(pools: tuple[str, ...]) -> k8s.core.v1.AffinityArgs:
     ))
 
 
-def installer_pod_spec(args: NvidiaDriverInstallerArgs) -> k8s.core.v1.PodSpecArgs:
-    images = args.images
+def installer_pod_spec(args: "NvidiaDriverInstallerArgs") -> k8s.core.v1.PodSpecArgs:
+    installer_image = args.get("installer_image", pins.COS_DRIVER_INSTALLER_IMAGE)
+    driver_version = args.get("driver_version", "default")
     privileged = k8s.core.v1.SecurityContextArgs(privileged=True)
     small = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "150m"})
     installer = k8s.core.v1.ContainerArgs(
         name="nvidia-driver-installer",
-        image=images.installer_image,
+        image=installer_image,
         image_pull_policy="Never",  # preloaded by GKE on COS GPU nodes
-        command=(["/cos-gpu-installer", "install", f"--version={images.driver_version}"]
-                 if images.driver_version != "default" else None),
+        command=(["/cos-gpu-installer", "install", f"--version={driver_version}"]
+                 if driver_version != "default" else None),
         security_context=privileged,
         resources=small,
         env=_env({
@@ -110,7 +124,7 @@ def installer_pod_spec(args: NvidiaDriverInstallerArgs) -> k8s.core.v1.PodSpecAr
     )
     partition = k8s.core.v1.ContainerArgs(
         name="partition-gpus",
-        image=images.partition_image,
+        image=args.get("partition_image", pins.GPU_PARTITION_IMAGE),
         security_context=privileged,
         resources=small,
         env=_env({"LD_LIBRARY_PATH": f"{CONTAINER_INSTALL_DIR}/lib64"}),
@@ -122,8 +136,8 @@ def installer_pod_spec(args: NvidiaDriverInstallerArgs) -> k8s.core.v1.PodSpecAr
     )
     return k8s.core.v1.PodSpecArgs(
         priority_class_name="system-node-critical",
-        affinity=node_affinity(args.pools),
-        tolerations=[k8s.core.v1.TolerationArgs(**t) for t in tolerations_for(list(args.taints))],
+        affinity=node_affinity(list(args["node_pools"])),
+        tolerations=resolved(args.get("node_taints", []), lambda taints: tolerations_for(taints_of(taints))),
         host_network=True,
         host_pid=True,
         volumes=[
@@ -135,22 +149,26 @@ def installer_pod_spec(args: NvidiaDriverInstallerArgs) -> k8s.core.v1.PodSpecAr
             _host_volume("gpu-config", "/etc/nvidia"),
         ],
         init_containers=[installer, partition],
-        containers=[k8s.core.v1.ContainerArgs(name="pause", image=images.pause_image)],
+        containers=[k8s.core.v1.ContainerArgs(name="pause", image=args.get("pause_image", pins.PAUSE_IMAGE))],
     )
 
 
-class NvidiaDriverInstaller(pulumi.ComponentResource):
-    """The installer DaemonSet in kube-system (provider via ``opts``)."""
+class NvidiaDriverInstaller(LibraryComponent):
+    """The NVIDIA driver installer DaemonSet in kube-system, for GKE COS GPU pools (provider via ``opts``)."""
 
-    daemon_set: k8s.apps.v1.DaemonSet
+    LEGACY_TYPE = "gpu-fungibility:driver_installer:NvidiaDriverInstaller"
+
+    daemon_set_name: pulumi.Output[str]
+    """The DaemonSet's name."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return installer_issues(args)
 
     def __init__(self, name: str, args: NvidiaDriverInstallerArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:driver_installer:NvidiaDriverInstaller", name, None, opts)
-        if not args.pools:
-            from stacks.loader import ConfigError
-
-            raise ConfigError([("nodePools", "the driver installer needs at least one pool to serve")])
-        self.daemon_set = k8s.apps.v1.DaemonSet(
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=NAME, namespace=NAMESPACE, labels=LABELS),
             spec=k8s.apps.v1.DaemonSetSpecArgs(
@@ -161,6 +179,7 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
                     spec=installer_pod_spec(args),
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.child(),
         )
-        self.register_outputs({"daemonSet": self.daemon_set.metadata.name})
+        self.daemon_set_name = daemon_set.metadata.name
+        self.register()

@@ -10,21 +10,24 @@ envelope-encrypted with a KMS key; all control plane logs go to CloudWatch;
 an OIDC provider enables IAM roles for service accounts (IRSA).
 """
 
-from __future__ import annotations
-
+import ipaddress
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from stacks.config import ClusterConfig, SystemPool
+from .base import Issues, LibraryComponent
+from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
 SYSTEM_NODE_GROUP = "system"
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+DEFAULT_SYSTEM_INSTANCE_TYPES = ("m6i.large",)
 CLUSTER_ROLE_POLICIES = ("AmazonEKSClusterPolicy",)
 #: The node role's managed policies. The VPC CNI runs with the node role (the
 #: self-managed add-on EKS bootstraps), hence AmazonEKS_CNI_Policy here.
@@ -37,14 +40,72 @@ CLUSTER_ADMIN_ACCESS_POLICY = "AmazonEKSClusterAdminPolicy"
 KUBECONFIG_EXEC_API = "client.authentication.k8s.io/v1beta1"
 
 
-@dataclass
-class EksClusterArgs:
-    """``config`` is the stack's ``cluster`` block; ``region`` its AWS region (cluster.location)."""
+IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+")
 
-    config: ClusterConfig
+
+class EksSystemNodeGroup(TypedDict):
+    """The cluster's small on-demand CPU node group for controllers (DRA controller, autoscaler, DNS)."""
+
+    instance_types: NotRequired[list[str]]
+    """EC2 instance types (default ``m6i.large``)."""
+    min_nodes: NotRequired[int]
+    """Minimum nodes (default 1)."""
+    max_nodes: NotRequired[int]
+    """Maximum nodes (default 3)."""
+    disk_size_gb: NotRequired[int]
+    """Root volume size (default 100)."""
+
+
+class EksClusterArgs(TypedDict):
+    """An EKS cluster."""
+
+    name: str
+    """The cluster's name."""
     region: str
+    """The AWS region (for the kubeconfig's ``aws eks get-token``)."""
     subnet_ids: pulumi.Input[list[str]]
-    tags: dict[str, str] = field(default_factory=dict)
+    """Private subnets in two or more zones (``EksNetwork.private_subnet_ids``)."""
+    kubernetes_version: NotRequired[str]
+    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.34``)."""
+    public_endpoint: NotRequired[bool]
+    """Expose the API endpoint publicly, to ``authorized_networks`` only (default false)."""
+    authorized_networks: NotRequired[list[str]]
+    """CIDR blocks allowed to reach a public endpoint."""
+    admin_principals: NotRequired[list[str]]
+    """IAM role/user ARNs given cluster-admin access entries (default: the identity that deploys)."""
+    deletion_protection: NotRequired[bool]
+    """Refuse to delete the cluster (default true)."""
+    tags: NotRequired[dict[str, str]]
+    """AWS tags on everything built."""
+    system_node_group: NotRequired[EksSystemNodeGroup]
+    """The CPU system node group."""
+
+
+def cluster_issues(args: EksClusterArgs) -> Issues:
+    """Problems with the cluster settings, in argument names."""
+    issues: Issues = []
+    problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    if problem:
+        issues.append(("kubernetes_version", problem))
+    if args.get("public_endpoint") and not args.get("authorized_networks"):
+        issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
+                                          "an open control plane is never the default"))
+    for i, cidr in enumerate(args.get("authorized_networks") or []):
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as exc:
+            issues.append((f"authorized_networks[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
+    principals = list(args.get("admin_principals") or [])
+    for i, arn in enumerate(principals):
+        if not IAM_PRINCIPAL_ARN.fullmatch(arn):
+            issues.append((f"admin_principals[{i}]", f"{arn!r} is not an IAM role or user ARN such as "
+                                                     "arn:aws:iam::123456789012:role/platform-admins"))
+    if len(set(principals)) != len(principals):
+        issues.append(("admin_principals", "an ARN is listed twice"))
+    group = args.get("system_node_group") or {}
+    if group.get("min_nodes", 1) > group.get("max_nodes", 3):
+        issues.append(("system_node_group.min_nodes", "is greater than max_nodes"))
+    return issues
 
 
 def assume_role_policy(service: str) -> str:
@@ -81,61 +142,77 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> d
     }
 
 
-def vpc_config(config: ClusterConfig, subnet_ids: pulumi.Input[list[str]]) -> aws.eks.ClusterVpcConfigArgs:
+def vpc_config(args: EksClusterArgs) -> aws.eks.ClusterVpcConfigArgs:
     """Private endpoint always; public only when asked, and then only for the allow-list."""
-    access = config.control_plane
+    public = bool(args.get("public_endpoint", False))
     return aws.eks.ClusterVpcConfigArgs(
-        subnet_ids=subnet_ids,
+        subnet_ids=args["subnet_ids"],
         endpoint_private_access=True,
-        endpoint_public_access=access.public_endpoint,
-        public_access_cidrs=list(access.authorized_networks) if access.public_endpoint else None,
+        endpoint_public_access=public,
+        public_access_cidrs=list(args.get("authorized_networks") or []) if public else None,
     )
 
 
-class EksCluster(pulumi.ComponentResource):
-    """``aws.eks.Cluster`` with IAM, KMS, logging, IRSA, a system node group and a Kubernetes provider."""
+class EksCluster(LibraryComponent):
+    """An EKS cluster with IAM, KMS, logging, IRSA, a system node group and a Kubernetes provider."""
 
-    cluster: aws.eks.Cluster
+    LEGACY_TYPE = "gpu-fungibility:eks_cluster:EksCluster"
+
     cluster_name: pulumi.Output[str]
+    """The cluster's name."""
     endpoint: pulumi.Output[str]
+    """The API endpoint."""
     oidc_provider_arn: pulumi.Output[str]
-    oidc_issuer: pulumi.Output[str]  # without https://, as IAM conditions spell it
+    """The IAM OIDC provider for IAM roles for service accounts (IRSA)."""
+    oidc_issuer: pulumi.Output[str]
+    """The OIDC issuer without ``https://``, as IAM trust conditions spell it."""
     node_role_arn: pulumi.Output[str]
+    """The IAM role of the nodes: pass it to the GPU node groups."""
     node_role_attachments: list[aws.iam.RolePolicyAttachment]
-    system_node_group: aws.eks.NodeGroup
+    """The node role's policy attachments: node groups wait for them."""
+    system_node_group_name: str
+    """The system node group's name (controllers are pinned to it)."""
     kubeconfig: pulumi.Output[str]
-    k8s_provider: k8s.Provider
+    """A kubeconfig that authenticates with ``aws eks get-token`` (no credentials inside)."""
+    kubernetes_provider: k8s.Provider
+    """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return cluster_issues(args)
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:eks_cluster:EksCluster", name, None, opts)
-        cfg = args.config
-        child = pulumi.ResourceOptions(parent=self)
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        cluster_name = args["name"]
+        child = self.child()
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
-        tags = {**cfg.labels, **args.tags}
+        tags = dict(args.get("tags") or {})
 
         role = _service_role(f"{name}-cluster-role", "eks.amazonaws.com", CLUSTER_ROLE_POLICIES, partition, tags, self)
         key = aws.kms.Key(
             f"{name}-secrets-key",
-            description=f"Envelope encryption of Kubernetes secrets in EKS cluster {cfg.name}",
+            description=f"Envelope encryption of Kubernetes secrets in EKS cluster {cluster_name}",
             enable_key_rotation=True,
             deletion_window_in_days=30,
             tags=tags,
             opts=child,
         )
-        aws.kms.Alias(f"{name}-secrets-key", name=f"alias/{cfg.name}-eks-secrets", target_key_id=key.key_id, opts=child)
+        aws.kms.Alias(f"{name}-secrets-key", name=f"alias/{cluster_name}-eks-secrets", target_key_id=key.key_id,
+                      opts=child)
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
-            name=f"/aws/eks/{cfg.name}/cluster",
+            name=f"/aws/eks/{cluster_name}/cluster",
             retention_in_days=LOG_RETENTION_DAYS,
             tags=tags,
             opts=child,
         )
-        self.cluster = aws.eks.Cluster(
+        cluster = aws.eks.Cluster(
             f"{name}-eks",
-            name=cfg.name,
-            version=cfg.minor_version,
+            name=cluster_name,
+            version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
             role_arn=role.role.arn,
-            vpc_config=vpc_config(cfg, args.subnet_ids),
+            vpc_config=vpc_config(args),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
                 bootstrap_cluster_creator_admin_permissions=False,
@@ -145,15 +222,15 @@ class EksCluster(pulumi.ComponentResource):
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
             ),
             enabled_cluster_log_types=CONTROL_PLANE_LOG_TYPES,
-            deletion_protection=cfg.deletion_protection,
+            deletion_protection=args.get("deletion_protection", True),
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role.attachments, log_group]),
+            opts=self.child(depends_on=[*role.attachments, log_group]),
         )
-        self.cluster_name = self.cluster.name
-        self.endpoint = self.cluster.endpoint
+        self.cluster_name = cluster.name
+        self.endpoint = cluster.endpoint
 
-        admins = _admin_access(name, self.cluster, list(cfg.control_plane.admin_principals), partition, self)
-        issuer_url = self.cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+        admins = _admin_access(name, cluster, list(args.get("admin_principals") or []), partition, self)
+        issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         oidc = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             url=issuer_url,
@@ -167,27 +244,22 @@ class EksCluster(pulumi.ComponentResource):
         node_role = _service_role(f"{name}-node-role", "ec2.amazonaws.com", NODE_ROLE_POLICIES, partition, tags, self)
         self.node_role_arn = node_role.role.arn
         self.node_role_attachments = node_role.attachments
-        self.system_node_group = _system_node_group(
-            f"{name}-system", cfg.name, cfg.system_pool, self.cluster, node_role, args.subnet_ids, tags, self
-        )
+        self.system_node_group_name = f"{cluster_name}-{SYSTEM_NODE_GROUP}"
+        system_node_group = _system_node_group(
+            f"{name}-system", self.system_node_group_name, args.get("system_node_group") or {}, cluster, node_role,
+            args["subnet_ids"], tags, self)
 
         # Everything in-cluster waits for API access and for nodes to run controllers on.
+        region = args["region"]
         self.kubeconfig = pulumi.Output.all(
-            self.cluster.name,
-            self.cluster.endpoint,
-            self.cluster.certificate_authority.apply(lambda ca: ca.data),
-            self.system_node_group.id,
+            cluster.name,
+            cluster.endpoint,
+            cluster.certificate_authority.apply(lambda ca: ca.data),
+            system_node_group.id,
             *[a.id for a in admins],
-        ).apply(lambda a: json.dumps(kubeconfig(a[0], a[1], a[2], args.region)))
-        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-
-        self.register_outputs({
-            "cluster_name": self.cluster_name,
-            "endpoint": self.endpoint,
-            "oidc_provider_arn": self.oidc_provider_arn,
-            "node_role_arn": self.node_role_arn,
-            "kubeconfig": self.kubeconfig,
-        })
+        ).apply(lambda a: json.dumps(kubeconfig(a[0], a[1], a[2], region)))
+        self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        self.register()
 
 
 @dataclass
@@ -202,20 +274,20 @@ def _service_role(
     managed_policies: tuple[str, ...],
     partition: pulumi.Output[str],
     tags: dict[str, str],
-    parent: pulumi.Resource,
+    parent: LibraryComponent,
 ) -> _Role:
     role = aws.iam.Role(
         name,
         assume_role_policy=assume_role_policy(service),
         tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=parent.child(),
     )
     attachments = [
         aws.iam.RolePolicyAttachment(
             f"{name}-{policy}",
             role=role.name,
             policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=parent.child(),
         )
         for policy in managed_policies
     ]
@@ -227,7 +299,7 @@ def _admin_access(
     cluster: aws.eks.Cluster,
     principals: list[str],
     partition: pulumi.Output[str],
-    parent: pulumi.Resource,
+    parent: LibraryComponent,
 ) -> list[aws.eks.AccessPolicyAssociation]:
     """Cluster-admin access entries: ``adminPrincipals``, or else the IAM principal running the deployment.
 
@@ -247,7 +319,7 @@ def _admin_access(
             cluster_name=cluster.name,
             principal_arn=principal,
             type="STANDARD",
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=parent.child(),
         )
         associations.append(aws.eks.AccessPolicyAssociation(
             f"{name}-{role}-admin",
@@ -255,39 +327,35 @@ def _admin_access(
             principal_arn=entry.principal_arn,
             policy_arn=policy_arn,
             access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=parent.child(),
         ))
     return associations
 
 
 def _system_node_group(
     name: str,
-    cluster_name: str,
-    pool: SystemPool,
+    node_group_name: str,
+    pool: EksSystemNodeGroup,
     cluster: aws.eks.Cluster,
     node_role: _Role,
     subnet_ids: pulumi.Input[list[str]],
     tags: dict[str, str],
-    parent: pulumi.Resource,
+    parent: LibraryComponent,
 ) -> aws.eks.NodeGroup:
     """A small on-demand CPU group, untainted, for the DRA controller, the autoscaler and DNS."""
     return aws.eks.NodeGroup(
         name,
         cluster_name=cluster.name,
-        node_group_name=f"{cluster_name}-{SYSTEM_NODE_GROUP}",
+        node_group_name=node_group_name,
         node_role_arn=node_role.role.arn,
         subnet_ids=subnet_ids,
         ami_type=SYSTEM_AMI_TYPE,
         capacity_type="ON_DEMAND",
-        instance_types=list(pool.instance_types),
-        disk_size=pool.disk_size_gb,
+        instance_types=list(pool.get("instance_types", DEFAULT_SYSTEM_INSTANCE_TYPES)),
+        disk_size=pool.get("disk_size_gb", 100),
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-            min_size=pool.min, max_size=pool.max, desired_size=pool.min
+            min_size=pool.get("min_nodes", 1), max_size=pool.get("max_nodes", 3), desired_size=pool.get("min_nodes", 1)
         ),
         tags=tags,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            depends_on=node_role.attachments,
-            ignore_changes=["scalingConfig.desiredSize"],
-        ),
+        opts=parent.child(depends_on=node_role.attachments, ignore_changes=["scalingConfig.desiredSize"]),
     )

@@ -8,15 +8,17 @@ on all of them, ``kubernetes.io/role/internal-elb`` on private ones and
 is built and the given subnets are used as they are.
 """
 
-from __future__ import annotations
-
 import ipaddress
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
+from .base import Issues, LibraryComponent
+
+DEFAULT_CIDR = "10.0.0.0/16"
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 
@@ -54,37 +56,60 @@ def plan_subnets(cidr: str, zones: list[str]) -> list[SubnetPlan]:
     ]
 
 
-@dataclass
-class EksNetworkArgs:
-    """``cluster_name`` names the tags; ``cidr``/``zones`` shape a new VPC.
-
-    ``existing_subnet_ids`` (cluster.network.existingSubnetIds) skips building
-    and uses those subnets for the control plane and every node group.
-    ``nat_gateway_per_zone`` builds one NAT gateway per zone instead of one.
-    """
+class EksNetworkArgs(TypedDict):
+    """The network of one EKS cluster."""
 
     cluster_name: str
-    cidr: str
+    """The cluster's name: subnets are tagged ``kubernetes.io/cluster/<name>`` and resources named after it."""
     zones: list[str]
-    existing_subnet_ids: list[str] = field(default_factory=list)
-    nat_gateway_per_zone: bool = False
-    tags: dict[str, str] = field(default_factory=dict)
+    """Availability zones: one private and one public subnet each (EKS needs two or more)."""
+    cidr: NotRequired[str]
+    """The VPC's range, /20 or larger (default ``10.0.0.0/16``)."""
+    existing_subnet_ids: NotRequired[list[str]]
+    """Use these subnets (in two or more zones) instead of building a VPC."""
+    nat_gateway_per_zone: NotRequired[bool]
+    """One NAT gateway per zone instead of one shared (default false: cheaper, but egress depends on one zone)."""
+    tags: NotRequired[dict[str, str]]
+    """AWS tags on everything built."""
 
 
-class EksNetwork(pulumi.ComponentResource):
-    """A VPC with tagged private/public subnets, or a pass-through of existing subnets."""
+def eks_network_issues(args: EksNetworkArgs) -> Issues:
+    issues: Issues = []
+    try:
+        network = ipaddress.ip_network(args.get("cidr", DEFAULT_CIDR), strict=True)
+        if network.prefixlen > 20:
+            issues.append(("cidr", f"{network} is too small for a cluster; use a /20 or larger"))
+    except ValueError as exc:
+        issues.append(("cidr", f"{args.get('cidr')!r} is not a CIDR block such as 10.0.0.0/16 ({exc})"))
+    if not args.get("existing_subnet_ids") and not args.get("zones"):
+        issues.append(("zones", "list the availability zones to build subnets in"))
+    return issues
+
+
+class EksNetwork(LibraryComponent):
+    """A VPC with tagged private/public subnets and NAT egress, or a pass-through of existing subnets."""
+
+    LEGACY_TYPE = "gpu-fungibility:eks_network:EksNetwork"
 
     vpc_id: pulumi.Output[str] | None
+    """The VPC's id (unset for existing subnets)."""
     private_subnet_ids: pulumi.Output[list[str]]
+    """The private subnets, for the control plane and node groups."""
     public_subnet_ids: pulumi.Output[list[str]]
-    #: zone -> private subnet id; empty when existing subnets are used (their zones are not known here).
+    """The public subnets (NAT gateways and internet-facing load balancers only)."""
     private_subnet_by_zone: dict[str, pulumi.Output[str]]
+    """Zone -> private subnet id, to narrow a node group to some zones (empty for existing subnets)."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return eks_network_issues(args)
 
     def __init__(self, name: str, args: EksNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:eks_network:EksNetwork", name, None, opts)
-        if args.existing_subnet_ids:
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        if args.get("existing_subnet_ids"):
             self.vpc_id = None
-            self.private_subnet_ids = pulumi.Output.from_input(list(args.existing_subnet_ids))
+            self.private_subnet_ids = pulumi.Output.from_input(list(args["existing_subnet_ids"]))
             self.public_subnet_ids = pulumi.Output.from_input([])
             self.private_subnet_by_zone = {}
         else:
@@ -93,11 +118,7 @@ class EksNetwork(pulumi.ComponentResource):
             self.private_subnet_by_zone = {z: s.id for z, s in built.private.items()}
             self.private_subnet_ids = pulumi.Output.all(*[s.id for s in built.private.values()])
             self.public_subnet_ids = pulumi.Output.all(*[s.id for s in built.public.values()])
-        self.register_outputs({
-            "vpc_id": self.vpc_id,
-            "private_subnet_ids": self.private_subnet_ids,
-            "public_subnet_ids": self.public_subnet_ids,
-        })
+        self.register()
 
 
 @dataclass
@@ -107,16 +128,17 @@ class _BuiltVpc:
     public: dict[str, aws.ec2.Subnet]
 
 
-def _build_vpc(name: str, args: EksNetworkArgs, parent: pulumi.Resource) -> _BuiltVpc:
-    child = pulumi.ResourceOptions(parent=parent)
-    shared = {cluster_tag(args.cluster_name): "shared"}
+def _build_vpc(name: str, args: EksNetworkArgs, parent: LibraryComponent) -> _BuiltVpc:
+    child = parent.child()
+    cluster_name, cidr = args["cluster_name"], args.get("cidr", DEFAULT_CIDR)
+    shared = {cluster_tag(cluster_name): "shared"}
 
     def tags(role: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-        return {**args.tags, "Name": f"{args.cluster_name}-{role}", **(extra or {})}
+        return {**(args.get("tags") or {}), "Name": f"{cluster_name}-{role}", **(extra or {})}
 
     vpc = aws.ec2.Vpc(
         f"{name}-vpc",
-        cidr_block=args.cidr,
+        cidr_block=cidr,
         enable_dns_hostnames=True,
         enable_dns_support=True,
         tags=tags("vpc"),
@@ -133,7 +155,7 @@ def _build_vpc(name: str, args: EksNetworkArgs, parent: pulumi.Resource) -> _Bui
     private: dict[str, aws.ec2.Subnet] = {}
     public: dict[str, aws.ec2.Subnet] = {}
     nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
-    for plan in plan_subnets(args.cidr, args.zones):
+    for plan in plan_subnets(cidr, list(args["zones"])):
         public[plan.zone] = aws.ec2.Subnet(
             f"{name}-public-{plan.zone}",
             vpc_id=vpc.id,
@@ -155,14 +177,14 @@ def _build_vpc(name: str, args: EksNetworkArgs, parent: pulumi.Resource) -> _Bui
             tags=tags(f"private-{plan.zone}", {**shared, INTERNAL_ELB_TAG: "1"}),
             opts=child,
         )
-        if args.nat_gateway_per_zone or not nat_by_zone:
+        if args.get("nat_gateway_per_zone", False) or not nat_by_zone:
             eip = aws.ec2.Eip(f"{name}-nat-{plan.zone}", domain="vpc", tags=tags(f"nat-{plan.zone}"), opts=child)
             nat_by_zone[plan.zone] = aws.ec2.NatGateway(
                 f"{name}-nat-{plan.zone}",
                 allocation_id=eip.id,
                 subnet_id=public[plan.zone].id,
                 tags=tags(f"nat-{plan.zone}"),
-                opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
+                opts=parent.child(depends_on=[igw]),
             )
     first_nat = next(iter(nat_by_zone.values()))
     for zone, subnet in private.items():

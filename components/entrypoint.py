@@ -7,8 +7,6 @@ argument can never be reinterpreted by the shell. The script counts the
 devices the container was given and adds ``--tensor-parallel-size``.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 SCRIPT_PATH = Path(__file__).with_name("vllm_entrypoint.sh")

@@ -8,21 +8,21 @@ and a private or allow-listed control-plane endpoint, deletion protection.
 
 The Kubernetes provider is built from the cluster's endpoint and CA and
 authenticates with ``gke-gcloud-auth-plugin`` (no static credentials in state).
-Every in-cluster resource of the stack uses it.
 """
 
-from __future__ import annotations
-
+import ipaddress
 import json
-import re
-from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
-from stacks.config import ClusterConfig
+from .base import Issues, LibraryComponent
+from .gcp_labels import gcp_label_issues
+from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
+from .gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
+from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem
 
 #: Roles of the node service account: GKE's minimal node role, plus image pulls from Artifact Registry.
 NODE_ROLES = {
@@ -31,11 +31,7 @@ NODE_ROLES = {
 }
 SYSTEM_POOL = "system"
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
-#: GCP resource labels (``cluster.labels`` on the cluster and every node pool): lowercase keys that start
-#: with a letter, lowercase values, letters, digits, '_' and '-', at most 63 characters, at most 64 labels.
-GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
-MAX_GCP_LABELS = 64
+RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 
 
 def node_account_id(cluster_name: str) -> str:
@@ -62,218 +58,242 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     }, indent=2)
 
 
-def node_locations(cluster: ClusterConfig) -> list[str]:
-    """Zones for nodes besides the cluster's own zone (zonal cluster) or all zones (regional)."""
-    return [z for z in cluster.zones if z != cluster.location]
+class GkeSystemPool(TypedDict):
+    """The cluster's small CPU pool for controllers (DRA controller, DNS)."""
+
+    machine_type: NotRequired[str]
+    """Machine type (default ``e2-standard-4``)."""
+    min_nodes: NotRequired[int]
+    """Minimum nodes in total (default 1)."""
+    max_nodes: NotRequired[int]
+    """Maximum nodes in total (default 3)."""
+    disk_size_gb: NotRequired[int]
+    """Boot disk size (default 100)."""
 
 
-@dataclass(frozen=True)
-class GkeClusterArgs:
-    """The cluster settings, where it lives, and its network.
+class GkeClusterArgs(TypedDict):
+    """A GKE Standard cluster."""
 
-    ``pods_range_name``/``services_range_name``: secondary ranges of the subnet;
-    when None, GKE creates them from ``network.podsCidr``/``servicesCidr``.
-    """
-
-    config: ClusterConfig
+    name: str
+    """The cluster's name (a DNS label)."""
+    location: str
+    """A region (regional cluster) or zone (zonal cluster)."""
+    zones: list[str]
+    """Zones for nodes."""
     project: pulumi.Input[str]
+    """The GCP project."""
     network: pulumi.Input[str]
+    """The VPC network (``GkeNetwork.network``)."""
     subnetwork: pulumi.Input[str]
-    pods_range_name: str | None = None
-    services_range_name: str | None = None
+    """The node subnetwork (``GkeNetwork.subnetwork``)."""
+    pods_range_name: NotRequired[str]
+    """The subnet's secondary range for Pods; without it GKE creates one from ``pods_cidr``."""
+    services_range_name: NotRequired[str]
+    """The subnet's secondary range for Services; without it GKE creates one from ``services_cidr``."""
+    pods_cidr: NotRequired[str]
+    """The Pod range GKE creates when no range names are given (default ``10.4.0.0/14``)."""
+    services_cidr: NotRequired[str]
+    """The Service range GKE creates when no range names are given (default ``10.8.0.0/20``)."""
+    kubernetes_version: NotRequired[str]
+    """Minimum control-plane version, 1.34 or later: DRA is GA there (default ``1.34``)."""
+    release_channel: NotRequired[str]
+    """``RAPID``, ``REGULAR`` (default), ``STABLE`` or ``EXTENDED``: nodes always auto-upgrade."""
+    private_nodes: NotRequired[bool]
+    """Nodes without public IPs (default true)."""
+    public_endpoint: NotRequired[bool]
+    """Expose the control-plane endpoint publicly, to ``authorized_networks`` only (default false)."""
+    authorized_networks: NotRequired[list[str]]
+    """CIDR blocks allowed to reach the control plane."""
+    deletion_protection: NotRequired[bool]
+    """Refuse to delete the cluster (default true)."""
+    labels: NotRequired[dict[str, str]]
+    """GCP resource labels for the cluster and its system pool."""
+    system_pool: NotRequired[GkeSystemPool]
+    """The CPU system pool."""
 
 
-class GkeCluster(pulumi.ComponentResource):
+def cluster_issues(args: GkeClusterArgs) -> Issues:
+    """Problems with the cluster settings, in argument names."""
+    issues: Issues = []
+    channel = args.get("release_channel", "REGULAR")
+    if channel == "UNSPECIFIED":
+        issues.append(("release_channel", "choose RAPID, REGULAR, STABLE or EXTENDED: nodes must auto-upgrade"))
+    elif channel not in RELEASE_CHANNELS:
+        issues.append(("release_channel", f"{channel!r} is not one of {', '.join(RELEASE_CHANNELS)}"))
+    if not args.get("private_nodes", True) and not args.get("public_endpoint", False):
+        issues.append(("private_nodes", "a private control-plane endpoint needs private nodes; keep "
+                                        "private_nodes true, or set public_endpoint with authorized_networks"))
+    if args.get("public_endpoint") and not args.get("authorized_networks"):
+        issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
+                                          "an open control plane is never the default"))
+    for i, cidr in enumerate(args.get("authorized_networks", [])):
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as exc:
+            issues.append((f"authorized_networks[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
+    problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    if problem:
+        issues.append(("kubernetes_version", problem))
+    if not args.get("zones"):
+        issues.append(("zones", "list at least one zone"))
+    pool = args.get("system_pool", {})
+    if pool.get("min_nodes", 1) > pool.get("max_nodes", 3):
+        issues.append(("system_pool.min_nodes", "is greater than max_nodes"))
+    return issues + gcp_label_issues(args.get("labels", {}))
+
+
+class GkeCluster(LibraryComponent):
     """A GKE Standard cluster with a system pool, exposing a Kubernetes provider for it."""
 
-    cluster: gcp.container.Cluster
+    LEGACY_TYPE = "gpu-fungibility:gke_cluster:GkeCluster"
+
     cluster_name: pulumi.Output[str]
+    """The cluster's name."""
     endpoint: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]  # a secret
-    provider: k8s.Provider
-    node_service_account_email: pulumi.Output[str]
+    """The control plane's endpoint (an IP address)."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (a secret)."""
+    kubernetes_provider: k8s.Provider
+    """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
+    node_service_account: pulumi.Output[str]
+    """The email of the nodes' service account: pass it to the node pools."""
     system_pool: gcp.container.NodePool
+    """The system node pool (accelerator pools' drivers wait for it)."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return cluster_issues(args)
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:gke_cluster:GkeCluster", name, None, opts)
-        _validate(args.config)
-        account, bindings = _node_identity(self, name, args)
-        self.node_service_account_email = account.email
-        self.cluster = _cluster(self, name, args, account.email, bindings)
-        self.cluster_name = self.cluster.name
-        self.endpoint = self.cluster.endpoint
-        self.system_pool = _system_pool(self, name, args, self.cluster.name, account.email)
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        account, bindings = self._node_identity(name, args)
+        self.node_service_account = account.email
+        cluster = self._cluster(name, args, account.email, bindings)
+        self.cluster_name = cluster.name
+        self.endpoint = cluster.endpoint
+        self.system_pool = self._system_pool(name, args, cluster.name, account.email)
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-            self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate,
+            cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate,
         ).apply(lambda v: kubeconfig(v[0], v[1], v[2] or "")))
-        self.provider = k8s.Provider(
+        self.kubernetes_provider = k8s.Provider(
             f"{name}-k8s",
             k8s.ProviderArgs(kubeconfig=self.kubeconfig, enable_server_side_apply=True),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.child(),
         )
-        self.register_outputs({
-            "clusterName": self.cluster_name,
-            "endpoint": self.endpoint,
-            "kubeconfig": self.kubeconfig,
-            "nodeServiceAccount": self.node_service_account_email,
-        })
+        self.register()
 
-
-def cluster_issues(cluster: ClusterConfig) -> list[tuple[str, str]]:
-    """GKE-specific problems with the cluster settings, each with its key path."""
-    issues = []
-    if cluster.cloud != "gke":
-        issues.append(("cluster.cloud", "GkeCluster needs cloud: gke"))
-    if cluster.release_channel == "UNSPECIFIED":
-        issues.append(("cluster.releaseChannel", "choose RAPID, REGULAR, STABLE or EXTENDED: nodes must auto-upgrade"))
-    if not cluster.private_nodes and not cluster.control_plane.public_endpoint:
-        issues.append(("cluster.privateNodes", "a private control-plane endpoint needs private nodes; keep "
-                                               "privateNodes: true, or set controlPlane.publicEndpoint: true "
-                                               "with authorizedNetworks"))
-    issues += gcp_label_issues(cluster.labels)
-    return issues
-
-
-def gcp_label_issues(labels: dict[str, str]) -> list[tuple[str, str]]:
-    """``cluster.labels`` GCP would refuse as resource labels, each with its key path."""
-    issues = []
-    if len(labels) > MAX_GCP_LABELS:
-        issues.append(("cluster.labels", f"{len(labels)} labels; GCP allows at most {MAX_GCP_LABELS}"))
-    for key, value in labels.items():
-        if not GCP_LABEL_KEY.match(key):
-            issues.append((f"cluster.labels.{key}", "a GCP label key is lowercase letters, digits, '_' and '-', "
-                                                   "starts with a letter, at most 63 characters"))
-        if not GCP_LABEL_VALUE.match(value):
-            issues.append((f"cluster.labels.{key}", f"{value!r}: a GCP label value is lowercase letters, digits, "
-                                                   "'_' and '-', at most 63 characters"))
-    return issues
-
-
-def _validate(cluster: ClusterConfig) -> None:
-    issues = cluster_issues(cluster)
-    if issues:
-        from stacks.loader import ConfigError
-
-        raise ConfigError(issues)
-
-
-def _node_identity(parent: pulumi.Resource, name: str, args: GkeClusterArgs):
-    child = pulumi.ResourceOptions(parent=parent)
-    account = gcp.serviceaccount.Account(
-        f"{name}-nodes-sa",
-        gcp.serviceaccount.AccountArgs(
-            account_id=node_account_id(args.config.name),
-            display_name=f"GKE nodes of {args.config.name}",
-            project=args.project,
-        ),
-        opts=child,
-    )
-    bindings = [
-        gcp.projects.IAMMember(
-            f"{name}-nodes-{role_name}",
-            gcp.projects.IAMMemberArgs(
-                project=args.project,
-                role=role,
-                member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+    def _node_identity(self, name: str, args: GkeClusterArgs):
+        account = gcp.serviceaccount.Account(
+            f"{name}-nodes-sa",
+            gcp.serviceaccount.AccountArgs(
+                account_id=node_account_id(args["name"]),
+                display_name=f"GKE nodes of {args['name']}",
+                project=args["project"],
             ),
-            opts=child,
+            opts=self.child(),
         )
-        for role_name, role in NODE_ROLES.items()
-    ]
-    return account, bindings
+        bindings = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role_name}",
+                gcp.projects.IAMMemberArgs(
+                    project=args["project"],
+                    role=role,
+                    member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+                ),
+                opts=self.child(),
+            )
+            for role_name, role in NODE_ROLES.items()
+        ]
+        return account, bindings
 
-
-def _control_plane(cfg: ClusterConfig):
-    access = cfg.control_plane
-    private = gcp.container.ClusterPrivateClusterConfigArgs(
-        enable_private_nodes=cfg.private_nodes,
-        enable_private_endpoint=not access.public_endpoint,
-    )
-    authorized = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
-        cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-            cidr_block=cidr, display_name=f"authorized-{i}") for i, cidr in enumerate(access.authorized_networks)],
-        gcp_public_cidrs_access_enabled=False,
-    )
-    return private, authorized
-
-
-def _cluster(parent, name: str, args: GkeClusterArgs, node_account: pulumi.Output[str], bindings):
-    cfg = args.config
-    private, authorized = _control_plane(cfg)
-    if args.pods_range_name and args.services_range_name:
-        ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-            cluster_secondary_range_name=args.pods_range_name,
-            services_secondary_range_name=args.services_range_name,
-        )
-    else:
-        ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-            cluster_ipv4_cidr_block=cfg.network.pods_cidr,
-            services_ipv4_cidr_block=cfg.network.services_cidr,
-        )
-    return gcp.container.Cluster(
-        f"{name}-cluster",
-        gcp.container.ClusterArgs(
-            name=cfg.name,
-            location=cfg.location,
-            project=args.project,
-            node_locations=node_locations(cfg) or None,
-            min_master_version=cfg.kubernetes_version,
-            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=cfg.release_channel),
-            deletion_protection=cfg.deletion_protection,
-            # GKE needs a pool at creation: one node, removed right after; real pools are separate resources.
-            remove_default_node_pool=True,
-            initial_node_count=1,
-            node_config=gcp.container.ClusterNodeConfigArgs(
-                service_account=node_account,
-                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
-                shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
-                    enable_secure_boot=True, enable_integrity_monitoring=True),
-                workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
-                    mode="GKE_METADATA"),
+    def _cluster(self, name: str, args: GkeClusterArgs, node_account: pulumi.Output[str], bindings):
+        public = args.get("public_endpoint", False)
+        if args.get("pods_range_name") and args.get("services_range_name"):
+            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=args["pods_range_name"],
+                services_secondary_range_name=args["services_range_name"],
+            )
+        else:
+            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_ipv4_cidr_block=args.get("pods_cidr", DEFAULT_PODS_CIDR),
+                services_ipv4_cidr_block=args.get("services_cidr", DEFAULT_SERVICES_CIDR),
+            )
+        node_locations = [z for z in args["zones"] if z != args["location"]]
+        return gcp.container.Cluster(
+            f"{name}-cluster",
+            gcp.container.ClusterArgs(
+                name=args["name"],
+                location=args["location"],
+                project=args["project"],
+                node_locations=node_locations or None,
+                min_master_version=args.get("kubernetes_version", MIN_KUBERNETES_VERSION),
+                release_channel=gcp.container.ClusterReleaseChannelArgs(
+                    channel=args.get("release_channel", "REGULAR")),
+                deletion_protection=args.get("deletion_protection", True),
+                # GKE needs a pool at creation: one node, removed right after; real pools are separate resources.
+                remove_default_node_pool=True,
+                initial_node_count=1,
+                node_config=gcp.container.ClusterNodeConfigArgs(
+                    service_account=node_account,
+                    oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                    shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                        enable_secure_boot=True, enable_integrity_monitoring=True),
+                    workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+                        mode="GKE_METADATA"),
+                ),
+                network=args["network"],
+                subnetwork=args["subnetwork"],
+                networking_mode="VPC_NATIVE",
+                ip_allocation_policy=ip_allocation,
+                private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                    enable_private_nodes=args.get("private_nodes", True),
+                    enable_private_endpoint=not public,
+                ),
+                master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                    cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                        cidr_block=cidr, display_name=f"authorized-{i}")
+                        for i, cidr in enumerate(args.get("authorized_networks", []))],
+                    gcp_public_cidrs_access_enabled=False,
+                ),
+                workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                    workload_pool=pulumi.Output.from_input(args["project"]).apply(lambda p: f"{p}.svc.id.goog")),
+                enable_shielded_nodes=True,
+                datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2: NetworkPolicy enforcement
+                resource_labels=dict(args.get("labels", {})) or None,
             ),
-            network=args.network,
-            subnetwork=args.subnetwork,
-            networking_mode="VPC_NATIVE",
-            ip_allocation_policy=ip_allocation,
-            private_cluster_config=private,
-            master_authorized_networks_config=authorized,
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=pulumi.Output.from_input(args.project).apply(lambda p: f"{p}.svc.id.goog")),
-            enable_shielded_nodes=True,
-            datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2: NetworkPolicy enforcement
-            resource_labels=dict(cfg.labels) or None,
-        ),
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            depends_on=bindings,
-            # The default pool is deleted after creation; its settings are not drift.
-            ignore_changes=["nodeConfig", "initialNodeCount"],
-        ),
-    )
-
-
-def _system_pool(parent, name: str, args: GkeClusterArgs, cluster_name: pulumi.Output[str],
-                 node_account: pulumi.Output[str]) -> gcp.container.NodePool:
-    cfg = args.config
-    pool = cfg.system_pool
-    return gcp.container.NodePool(
-        f"{name}-system",
-        gcp.container.NodePoolArgs(
-            name=SYSTEM_POOL,
-            cluster=cluster_name,
-            location=cfg.location,
-            project=args.project,
-            node_locations=cfg.zones,
-            initial_node_count=initial_nodes_per_zone(pool.min, pool.max, len(cfg.zones)),
-            autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                total_min_node_count=pool.min, total_max_node_count=pool.max, location_policy="BALANCED"),
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            node_config=secure_node_config(
-                machine_type=pool.machine_type,
-                disk_size_gb=pool.disk_size_gb,
-                service_account=node_account,
-                resource_labels=dict(cfg.labels),
+            opts=self.child(
+                depends_on=bindings,
+                # The default pool is deleted after creation; its settings are not drift.
+                ignore_changes=["nodeConfig", "initialNodeCount"],
             ),
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, ignore_changes=["initialNodeCount"]),
-    )
+        )
+
+    def _system_pool(self, name: str, args: GkeClusterArgs, cluster_name: pulumi.Output[str],
+                     node_account: pulumi.Output[str]) -> gcp.container.NodePool:
+        pool = args.get("system_pool", {})
+        low, high = pool.get("min_nodes", 1), pool.get("max_nodes", 3)
+        return gcp.container.NodePool(
+            f"{name}-system",
+            gcp.container.NodePoolArgs(
+                name=SYSTEM_POOL,
+                cluster=cluster_name,
+                location=args["location"],
+                project=args["project"],
+                node_locations=args["zones"],
+                initial_node_count=initial_nodes_per_zone(low, high, len(args["zones"])),
+                autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                    total_min_node_count=low, total_max_node_count=high, location_policy="BALANCED"),
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                node_config=secure_node_config(
+                    machine_type=pool.get("machine_type", "e2-standard-4"),
+                    disk_size_gb=pool.get("disk_size_gb", 100),
+                    service_account=node_account,
+                    resource_labels=dict(args.get("labels", {})),
+                ),
+            ),
+            opts=self.child(ignore_changes=["initialNodeCount"]),
+        )
+
+
+

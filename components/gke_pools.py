@@ -1,69 +1,68 @@
 """GKE accelerator node pools (GPU and TPU), wired for DRA.
 
-Labels and taints come only from :mod:`components.dra_wiring`. The GKE node
-pool is named exactly after its ``nodePools`` key, with no random suffix: a
-ComputeClass refers to node pools by that name, and the NodePool's ``name``
-output feeds the ComputeClass so the two cannot disagree.
+Labels and taints come only from :mod:`components.dra_wiring` and the GKE
+profile. The GKE node pool is named exactly ``node_pool_name`` (default: the
+component's name), with no random suffix: a ComputeClass refers to node pools
+by that name, and the ``node_pool_name`` output feeds it.
 
-DRA GPU pools set ``gpuDriverVersion: INSTALLATION_DISABLED``: GKE then installs
-neither its driver nor its device plugin there, and the stack's own driver
-installer DaemonSet and the NVIDIA DRA driver take over (seed 000). A GPU pool
-with ``dra: false`` keeps GKE's managed driver and device plugin (``DEFAULT``).
+DRA GPU pools set ``gpuDriverVersion: INSTALLATION_DISABLED``: GKE then
+installs neither its driver nor its device plugin there, and the driver
+installer DaemonSet (:class:`NvidiaDriverInstaller`) and the NVIDIA DRA driver
+take over (seed 000). A GPU pool with ``dra: false`` keeps GKE's managed
+driver and device plugin (``DEFAULT``).
 """
 
-from __future__ import annotations
-
 import math
-from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components import catalog, dra_wiring
-from stacks.config import NodePool, StackConfig
+from . import catalog, dra_wiring
+from .base import Issues, LibraryComponent
+from .dra_wiring import PoolSpec
+from .gcp_labels import gcp_label_issues
+from .node_selection import API_EFFECTS, NodeTaint
+from .pool_args import (
+    PoolAutoscaling,
+    Taint,
+    accelerator_issues,
+    autoscaling_of,
+    common_pool_issues,
+    pool_spec,
+    taint_dicts,
+)
 
+CLOUD = "gke"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 DRIVER_INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
 DRIVER_DEFAULT = "DEFAULT"
 IMAGE_TYPE = "COS_CONTAINERD"  # the preloaded driver installer is COS-only
 
-#: Kubernetes taint effect -> GKE API spelling.
-GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
-                    "NoExecute": "NO_EXECUTE"}
+
+def gpu_driver_version(dra: bool) -> str:
+    """What GKE is told about the NVIDIA driver of a GPU pool."""
+    return DRIVER_INSTALLATION_DISABLED if dra else DRIVER_DEFAULT
 
 
-def gpu_driver_version(pool: NodePool) -> str | None:
-    """What GKE is told about the NVIDIA driver of a pool (None for TPU pools)."""
-    if pool.family != "gpu":
-        return None
-    return DRIVER_INSTALLATION_DISABLED if pool.dra else DRIVER_DEFAULT
-
-
-def pools_needing_driver_installer(cfg: StackConfig) -> list[str]:
-    """GKE GPU pools whose driver the stack installs (GKE's own installation is disabled)."""
-    if cfg.cluster.cloud != "gke":
-        return []
-    return [n for n, p in cfg.node_pools.items() if gpu_driver_version(p) == DRIVER_INSTALLATION_DISABLED]
-
-
-def gke_taints(taints: list[dra_wiring.NodeTaint]) -> list[gcp.container.NodePoolNodeConfigTaintArgs]:
-    return [gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=GKE_TAINT_EFFECT[t.effect])
+def gke_taints(taints: list[NodeTaint]) -> list[gcp.container.NodePoolNodeConfigTaintArgs]:
+    return [gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=API_EFFECTS[t.effect])
             for t in taints]
 
 
-def tpu_placement(pool: NodePool) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+def tpu_placement(machine_type: str, topology: str | None) -> gcp.container.NodePoolPlacementPolicyArgs | None:
     """A COMPACT placement with ``tpu_topology`` for multi-host TPU slices only.
 
     A single-host slice (the machine's own topology, e.g. ct6e-standard-1t = 1x1)
     needs no placement policy.
     """
-    if pool.family != "tpu" or not pool.accelerator.topology:
+    if not topology:
         return None
-    shape = catalog.gke_machine_shape(pool.machine_type or "")
-    chips = math.prod(int(d) for d in pool.accelerator.topology.split("x"))
+    shape = catalog.gke_machine_shape(machine_type)
+    chips = math.prod(int(d) for d in topology.split("x"))
     if shape is None or chips <= shape.count:
         return None
-    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.accelerator.topology)
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=topology)
 
 
 def secure_node_config(
@@ -73,7 +72,7 @@ def secure_node_config(
     service_account: pulumi.Input[str],
     spot: bool = False,
     labels: dict[str, str] | None = None,
-    taints: list[dra_wiring.NodeTaint] | None = None,
+    taints: list[NodeTaint] | None = None,
     guest_accelerators: list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] | None = None,
     resource_labels: dict[str, str] | None = None,
 ) -> gcp.container.NodePoolNodeConfigArgs:
@@ -101,134 +100,183 @@ def initial_nodes_per_zone(minimum: int, maximum: int, zones: int) -> int:
     return min(math.ceil(minimum / zones), maximum // zones)
 
 
-@dataclass(frozen=True)
-class GkeNodePoolArgs:
-    """One ``nodePools`` entry of a GKE stack.
+class GkeNodePoolArgs(TypedDict):
+    """One GKE accelerator node pool (GPU or TPU)."""
 
-    ``cluster``: the cluster's name (an output, so the pool waits for it);
-    ``service_account``: the nodes' least-privilege service account email.
-    """
-
-    config: StackConfig
-    pool_name: str
     cluster: pulumi.Input[str]
+    """The cluster's name (``GkeCluster.cluster_name``)."""
+    location: str
+    """The cluster's location (region or zone)."""
+    zones: list[str]
+    """Zones the pool's nodes run in."""
+    machine_type: str
+    """The machine type, e.g. ``a2-ultragpu-1g`` or ``ct6e-standard-1t``; checked against the accelerator."""
+    accelerator_type: str
+    """The accelerator, by GKE's name: ``nvidia-a100-80gb``, ``nvidia-l4``, ``tpu-v6e-slice``, ..."""
     service_account: pulumi.Input[str]
-    project: pulumi.Input[str] | None = None
+    """The nodes' service account email (``GkeCluster.node_service_account``)."""
+    accelerator_count: NotRequired[int]
+    """Accelerators per node (default: what the machine type carries)."""
+    project: NotRequired[pulumi.Input[str]]
+    """The GCP project (default: the provider's project)."""
+    node_pool_name: NotRequired[str]
+    """The GKE node pool's name (default: the component's name)."""
+    spot: NotRequired[bool]
+    """Spot capacity (default true)."""
+    autoscaling: NotRequired[PoolAutoscaling]
+    """Node counts in total over the zones (default 0 to 1)."""
+    disk_size_gb: NotRequired[int]
+    """Boot disk size (default 200)."""
+    dra: NotRequired[bool]
+    """GPU pools: true (default) wires the pool for DRA (GKE's driver and device plugin off); false keeps
+    GKE's own driver and device plugin. TPU pools are always DRA pools."""
+    topology: NotRequired[str]
+    """TPU pools: the slice topology (default: the machine's single-host topology)."""
+    compute_class: NotRequired[str]
+    """The GKE ComputeClass the pool belongs to: its nodes carry the class's label and taint."""
+    on_demand_fallback: NotRequired[bool]
+    """Marks a deliberate on-demand pool (node label ``gpu-fungibility/on-demand-fallback=true``)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels."""
+    taints: NotRequired[list[Taint]]
+    """Extra node taints."""
+    resource_labels: NotRequired[dict[str, str]]
+    """GCP resource labels on the pool's VMs."""
 
 
-def _validate(args: GkeNodePoolArgs, family: str) -> NodePool:
-    cfg = args.config
-    path = f"nodePools.{args.pool_name}"
-    issues: list[tuple[str, str]] = []
-    pool = cfg.node_pools.get(args.pool_name)
-    if cfg.cluster.cloud != "gke":
-        issues.append(("cluster.cloud", "GKE node pools need cloud: gke"))
-    if pool is None:
-        issues.append((path, "no such node pool"))
-    else:
-        if pool.family != family:
-            issues.append((f"{path}.accelerator.type", f"{pool.accelerator.type} is not a {family.upper()}"))
-        if not pool.machine_type:
-            issues.append((f"{path}.machineType", "required on GKE"))
-    if issues:
-        from stacks.loader import ConfigError
+class _GkeAcceleratorPool(LibraryComponent):
+    """What GPU and TPU pools share: checks, DRA labels and taints, hardened nodes."""
 
-        raise ConfigError(issues)
-    assert pool is not None
-    return pool
-
-
-def _node_pool(parent: pulumi.Resource, name: str, args: GkeNodePoolArgs, pool: NodePool,
-               node_config: gcp.container.NodePoolNodeConfigArgs,
-               placement: gcp.container.NodePoolPlacementPolicyArgs | None = None) -> gcp.container.NodePool:
-    cluster = args.config.cluster
-    zones = pool.zones or cluster.zones
-    return gcp.container.NodePool(
-        f"{name}-nodepool",
-        gcp.container.NodePoolArgs(
-            name=args.pool_name,
-            cluster=args.cluster,
-            location=cluster.location,
-            project=args.project,
-            node_locations=zones,
-            initial_node_count=initial_nodes_per_zone(pool.autoscaling.min, pool.autoscaling.max, len(zones)),
-            autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                total_min_node_count=pool.autoscaling.min,
-                total_max_node_count=pool.autoscaling.max,
-                # Spot capacity: take it in whichever zone has it.
-                location_policy="ANY" if pool.spot else "BALANCED",
-            ),
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            # Accelerators are scarce: upgrade in place rather than asking for a surge node.
-            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=0,
-                                                                        max_unavailable=1),
-            placement_policy=placement,
-            node_config=node_config,
-        ),
-        # initial_node_count only matters at creation; changing it would replace the pool.
-        opts=pulumi.ResourceOptions(parent=parent, ignore_changes=["initialNodeCount"]),
-    )
-
-
-class _GkeAcceleratorPool(pulumi.ComponentResource):
-    """What GPU and TPU pools share: validation, DRA labels and taints, hardened nodes."""
-
-    TYPE = ""
     FAMILY = ""
 
-    node_pool: gcp.container.NodePool
-    node_pool_name: pulumi.Output[str]
-    labels: dict[str, str]
-    taints: list[dra_wiring.NodeTaint]
-
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(self.TYPE, name, None, opts)
-        pool = _validate(args, self.FAMILY)
-        cfg = args.config
-        self.labels = dra_wiring.pool_labels(cfg, args.pool_name)
-        self.taints = dra_wiring.pool_taints(cfg, args.pool_name)
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        spec = self.spec(name, args)
+        zones = list(args["zones"])
+        low, high = autoscaling_of(args)
         node_config = secure_node_config(
-            machine_type=pool.machine_type or "",
-            disk_size_gb=pool.disk_size_gb,
-            service_account=args.service_account,
-            spot=pool.spot,
-            labels=self.labels,
-            taints=self.taints,
-            guest_accelerators=self._guest_accelerators(pool),
-            resource_labels=dict(cfg.cluster.labels),
+            machine_type=args["machine_type"],
+            disk_size_gb=args.get("disk_size_gb", 200),
+            service_account=args["service_account"],
+            spot=spec.spot,
+            labels=dra_wiring.stack_labels(CLOUD, spec),
+            taints=dra_wiring.stack_taints(CLOUD, spec),
+            guest_accelerators=self._guest_accelerators(spec),
+            resource_labels=dict(args.get("resource_labels") or {}),
         )
-        self.node_pool = _node_pool(self, name, args, pool, node_config, self._placement(pool))
-        self.node_pool_name = self.node_pool.name
-        self.register_outputs({"nodePoolName": self.node_pool_name})
+        node_pool = gcp.container.NodePool(
+            f"{name}-nodepool",
+            gcp.container.NodePoolArgs(
+                name=spec.name,
+                cluster=args["cluster"],
+                location=args["location"],
+                project=args.get("project"),
+                node_locations=zones,
+                initial_node_count=initial_nodes_per_zone(low, high, len(zones)),
+                autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                    total_min_node_count=low,
+                    total_max_node_count=high,
+                    # Spot capacity: take it in whichever zone has it.
+                    location_policy="ANY" if spec.spot else "BALANCED",
+                ),
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                # Accelerators are scarce: upgrade in place rather than asking for a surge node.
+                upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=0,
+                                                                            max_unavailable=1),
+                placement_policy=self._placement(spec),
+                node_config=node_config,
+            ),
+            # initial_node_count only matters at creation; changing it would replace the pool.
+            opts=self.child(ignore_changes=["initialNodeCount"]),
+        )
+        self.node_pool_name = node_pool.name
+        self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(CLOUD, spec))
+        self.node_taints = pulumi.Output.from_input(taint_dicts(dra_wiring.node_taints(CLOUD, spec)))
+        self.register()
 
-    def _guest_accelerators(self, pool: NodePool) -> list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] | None:
+    @classmethod
+    def default_count(cls, args: GkeNodePoolArgs) -> int:
+        shape = catalog.gke_machine_shape(str(args.get("machine_type", "")))
+        return shape.count if shape else 1
+
+    @classmethod
+    def spec(cls, name: str, args: GkeNodePoolArgs) -> PoolSpec:
+        """The pool as the DRA wiring sees it."""
+        return pool_spec(args.get("node_pool_name") or name, cls.FAMILY, args, args["machine_type"],
+                         cls.default_count(args))
+
+    @classmethod
+    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        """Problems with the arguments, in argument names (shape checks first)."""
+        issues = accelerator_issues(CLOUD, cls.FAMILY, args, [args["machine_type"]], cls.default_count(args))
+        issues += common_pool_issues(args) + gcp_label_issues(args.get("resource_labels") or {}, "resource_labels")
+        if not args.get("zones"):
+            issues.append(("zones", "list at least one zone"))
+        return issues
+
+    def _guest_accelerators(self, spec: PoolSpec):
         return None
 
-    def _placement(self, pool: NodePool) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+    def _placement(self, spec: PoolSpec):
         return None
 
 
 class GkeGpuNodePool(_GkeAcceleratorPool):
-    """A GPU node pool: machine type, guest accelerators, spot, autoscaling, DRA labels and taints."""
+    """A GKE GPU node pool: machine type, guest accelerators, spot, autoscaling, DRA labels and taints."""
 
-    TYPE = "gpu-fungibility:gke_pools:GkeGpuNodePool"
+    LEGACY_TYPE = "gpu-fungibility:gke_pools:GkeGpuNodePool"
     FAMILY = "gpu"
 
-    def _guest_accelerators(self, pool: NodePool) -> list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs]:
+    node_pool_name: pulumi.Output[str]
+    """The GKE node pool's name (what a ComputeClass lists)."""
+    node_labels: pulumi.Output[dict[str, str]]
+    """Every label the GPU nodes carry: GKE's, the DRA wiring's and the extra ones."""
+    node_taints: pulumi.Output[list[Taint]]
+    """Every taint the GPU nodes carry: what the NVIDIA DRA driver and the workloads must tolerate."""
+
+    def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, args, opts)
+
+    @classmethod
+    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        issues = super().issues(name, args)
+        if args.get("topology"):
+            issues.append(("topology", "only TPU pools have a topology"))
+        return issues
+
+    def _guest_accelerators(self, spec: PoolSpec):
         return [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-            type=pool.accelerator.type,
-            count=pool.accelerator.count,
+            type=spec.accelerator_type,
+            count=spec.accelerator_count,
             gpu_driver_installation_config=(
                 gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                    gpu_driver_version=gpu_driver_version(pool))),
+                    gpu_driver_version=gpu_driver_version(spec.dra))),
         )]
 
 
 class GkeTpuNodePool(_GkeAcceleratorPool):
-    """A TPU node pool (e.g. ct6e-standard-1t) for the TPU DRA driver (seed 003)."""
+    """A GKE TPU node pool (e.g. ct6e-standard-1t) for the TPU DRA driver (seed 003)."""
 
-    TYPE = "gpu-fungibility:gke_pools:GkeTpuNodePool"
+    LEGACY_TYPE = "gpu-fungibility:gke_pools:GkeTpuNodePool"
     FAMILY = "tpu"
 
-    def _placement(self, pool: NodePool) -> gcp.container.NodePoolPlacementPolicyArgs | None:
-        return tpu_placement(pool)
+    node_pool_name: pulumi.Output[str]
+    """The GKE node pool's name (what a ComputeClass lists)."""
+    node_labels: pulumi.Output[dict[str, str]]
+    """Every label the TPU nodes carry, GKE's TPU accelerator and topology labels included."""
+    node_taints: pulumi.Output[list[Taint]]
+    """Every taint the TPU nodes carry: what the TPU DRA driver and the workloads must tolerate."""
+
+    def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, args, opts)
+
+    @classmethod
+    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        issues = super().issues(name, args)
+        if args.get("dra") is False:
+            issues.append(("dra", "TPU pools are always DRA pools"))
+        return issues
+
+    def _placement(self, spec: PoolSpec):
+        return tpu_placement(spec.machine_type or "", spec.topology)

@@ -18,9 +18,7 @@ All functions are pure and return plain strings, so they can be compiled and
 evaluated by a CEL engine in tests without Pulumi.
 """
 
-from __future__ import annotations
-
-from components import catalog
+from . import catalog
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 TPU_DRIVER = "tpu.google.com"

@@ -1,27 +1,26 @@
-"""The TPU DRA driver (chart ``dra-driver-google-tpu``, seed 003), only for stacks with TPU pools.
+"""The TPU DRA driver (chart ``dra-driver-google-tpu``, seed 003), for GKE TPU pools.
 
 Seed 003's values: no priority class for the kubelet plugin (GKE refuses
 ``system-node-critical`` outside kube-system without a quota) and a toleration
 for GKE's ``google.com/tpu`` taint. Tolerations for every other taint on the
 TPU pools (a compute-class taint, user taints) are added explicitly. The node
 affinity is set to what the chart selects by default (``gke-tpu-accelerator``
-present and ``gke-tpu-dra-driver=true``), so the stack states it rather than
+present and ``gke-tpu-dra-driver=true``), so the library states it rather than
 inheriting it from whatever chart version is pinned.
 """
 
-from __future__ import annotations
-
 import copy
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components import dra_wiring
-from components.dra_wiring import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY, NodeTaint
-from components.nvidia_dra import deep_merge, driver_namespace, helm_release, tolerations_for
-from stacks.config import HelmChart, StackConfig
+from . import helm_values, pins
+from .base import Issues, LibraryComponent, resolved
+from .dra_wiring import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY
+from .node_selection import NodeTaint, tolerations_for
+from .pool_args import Taint, taint_issues, taints_of
+from .releases import chart_issues, helm_release, privileged_namespace
 
 RELEASE_NAME = "dra-driver-google-tpu"
 TPU_TOLERATION = {"key": TPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
@@ -39,20 +38,7 @@ KUBELET_PLUGIN_AFFINITY = {
 }
 
 
-def tpu_pools(cfg: StackConfig) -> list[str]:
-    return [n for n, p in cfg.node_pools.items() if p.family == "tpu"]
-
-
-def tpu_node_taints(cfg: StackConfig) -> list[NodeTaint]:
-    seen: list[NodeTaint] = []
-    for pool_name in tpu_pools(cfg):
-        for taint in dra_wiring.node_taints(cfg, pool_name):
-            if taint not in seen:
-                seen.append(taint)
-    return seen
-
-
-def tpu_dra_values(taints: list[NodeTaint], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def tpu_dra_values(taints: Sequence[NodeTaint], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     values = {
         "kubeletPlugin": {
             "priorityClassName": "",
@@ -60,35 +46,61 @@ def tpu_dra_values(taints: list[NodeTaint], extra: dict[str, Any] | None = None)
             "affinity": copy.deepcopy(KUBELET_PLUGIN_AFFINITY),
         },
     }
-    return deep_merge(values, extra or {})
+    return helm_values.merge(values, extra or {})
 
 
-@dataclass(frozen=True)
-class TpuDraDriverArgs:
-    """``taints``: every taint on the TPU pools' nodes. Use :meth:`for_stack`."""
+class TpuDraDriverArgs(TypedDict):
+    """The TPU DRA driver release and the TPU pools it serves."""
 
-    chart: HelmChart
-    taints: tuple[NodeTaint, ...] = field(default_factory=tuple)
+    node_taints: NotRequired[pulumi.Input[list[Taint]]]
+    """Every taint on the nodes of the TPU pools it serves (their ``node_taints`` outputs)."""
+    chart: NotRequired[str]
+    """The chart reference (default: the pinned ``dra-driver-google-tpu`` OCI chart)."""
+    version: NotRequired[str]
+    """The exact chart version (default: the pinned one)."""
+    repository: NotRequired[str]
+    """The chart repository, for a chart that is not an ``oci://`` reference."""
+    namespace: NotRequired[str]
+    """The namespace the stack creates for the driver (default ``dra-driver-google-tpu``)."""
+    values: NotRequired[dict[str, Any]]
+    """Chart values merged over the library's (Helm's merge: a null deletes a default)."""
 
-    @classmethod
-    def for_stack(cls, cfg: StackConfig) -> TpuDraDriverArgs:
-        return cls(chart=cfg.drivers.tpu_dra, taints=tuple(tpu_node_taints(cfg)))
+
+def tpu_driver_issues(args: TpuDraDriverArgs) -> Issues:
+    issues = chart_issues(dict(args))
+    taints = args.get("node_taints")
+    if isinstance(taints, list):
+        issues += taint_issues(taints, "node_taints")
+    return issues
 
 
-class TpuDraDriver(pulumi.ComponentResource):
+class TpuDraDriver(LibraryComponent):
     """Namespace and the pinned ``dra-driver-google-tpu`` Helm release (provider via ``opts``)."""
 
-    namespace: k8s.core.v1.Namespace
-    release: k8s.helm.v3.Release
-    values: dict[str, Any]
+    LEGACY_TYPE = "gpu-fungibility:tpu_dra:TpuDraDriver"
+
+    namespace: pulumi.Output[str]
+    """The driver's namespace."""
+    release_name: pulumi.Output[str]
+    """The Helm release's name."""
+    values: pulumi.Output[dict[str, Any]]
+    """The values the release was given."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return tpu_driver_issues(args)
 
     def __init__(self, name: str, args: TpuDraDriverArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:tpu_dra:TpuDraDriver", name, None, opts)
-        if not (args.chart.chart.startswith("oci://") or args.chart.repo):
-            from stacks.loader import ConfigError
-
-            raise ConfigError([("drivers.tpuDra.chart", "use an oci:// chart reference or set repo")])
-        self.values = tpu_dra_values(list(args.taints), args.chart.values)
-        self.namespace = driver_namespace(self, name, args.chart.namespace)
-        self.release = helm_release(self, name, RELEASE_NAME, args.chart, self.namespace, self.values, depends_on=[])
-        self.register_outputs({"namespace": self.namespace.metadata.name, "releaseName": self.release.name})
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        values = resolved(args.get("node_taints", []),
+                          lambda taints: tpu_dra_values(taints_of(taints), args.get("values")))
+        namespace = privileged_namespace(self, name, args.get("namespace", pins.TPU_DRA_NAMESPACE))
+        release = helm_release(
+            self, name, RELEASE_NAME, chart=args.get("chart", pins.TPU_DRA_CHART),
+            version=args.get("version", pins.TPU_DRA_VERSION), repository=args.get("repository"),
+            namespace=namespace.metadata.name, values=values, create_namespace=False, allow_null_values=True)
+        self.namespace = namespace.metadata.name
+        self.release_name = release.name
+        self.values = pulumi.Output.from_input(values)
+        self.register()

@@ -1,24 +1,22 @@
 """The vLLM workload: namespace + Hugging Face token Secret, Deployment, Service, PDB.
 
 One unmodified Deployment runs on whatever its claim is given: its pods
-reference the claim (``spec.resourceClaims`` + container
-``resources.claims``), are steered to the pools the claim can use (GKE:
-the compute class or node pool label; EKS: the stack's DRA pool labels) and tolerate
-exactly those pools' taints (:func:`components.dra_wiring.node_taints`). The
-start-up command (:mod:`components.entrypoint`) counts the devices it got and
-sets ``--tensor-parallel-size``.
+reference the claim (``spec.resourceClaims`` + container ``resources.claims``),
+are steered to the pools the claim can use (``node_selector``) and tolerate
+exactly those pools' taints (``tolerate_taints``: the pools' ``node_taints``).
+The start-up command (:mod:`components.entrypoint`) counts the devices it got
+and sets ``--tensor-parallel-size``.
 
 Secure defaults: the token only ever travels as a Pulumi secret into a
-Kubernetes Secret read with ``secretKeyRef``; no service-account token;
-no privilege escalation, all capabilities dropped, ``RuntimeDefault``
-seccomp; the Service is ClusterIP unless a load balancer is asked for, and
-that one is internal unless ``service.public`` says otherwise.
+Kubernetes Secret read with ``secretKeyRef``; no service-account token; no
+privilege escalation, all capabilities dropped, ``RuntimeDefault`` seccomp; the
+Service is ClusterIP unless a load balancer is asked for, and that one is
+internal (the cloud profile's annotations) unless ``public`` says otherwise.
 """
 
-from __future__ import annotations
-
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi_kubernetes.apps import v1 as apps_v1
@@ -26,9 +24,10 @@ from pulumi_kubernetes.core import v1 as core_v1
 from pulumi_kubernetes.meta.v1 import LabelSelectorArgs, ObjectMetaArgs
 from pulumi_kubernetes.policy import v1 as policy_v1
 
-from components import dra_wiring, entrypoint
-from components.claims import ClaimRef
-from stacks.config import DEFAULT_GPU_IMAGE, DEFAULT_TPU_IMAGE, ServiceConfig, StackConfig, Workload
+from . import clouds, entrypoint, pins
+from .base import RESERVED_NAMESPACES, Issues, LibraryComponent, resolved
+from .errors import UnknownCloudError
+from .pool_args import Taint, taint_issues, taints_of
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 HF_SECRET_NAME = "hf-token"
@@ -36,19 +35,89 @@ HF_SECRET_KEY = "hf_api_token"  # the key seeds 000 and 003 use
 HEALTH_PATH = "/health"
 SHM_VOLUME = "dshm"
 MAIN_CONTAINER = "vllm"
+MIG_POD_CLAIM = "mig"
 #: Model download and load take minutes: the startup probe allows an hour.
 STARTUP_PERIOD_SECONDS = 10
 STARTUP_FAILURE_THRESHOLD = 360
 PROGRESS_DEADLINE_SECONDS = 3600
-#: Namespaces Kubernetes owns; the stack creates its workload namespaces itself.
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: Namespaces Kubernetes owns; workloads get a namespace of their own.
+SERVICE_TYPES = ("ClusterIP", "LoadBalancer")
+FAMILIES = ("gpu", "tpu")
 
-GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
-AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
-AWS_LB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
-AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
 
-Issues = list[tuple[str, str]]
+# ---------------------------------------------------------------- arguments
+
+
+class WorkloadClaim(TypedDict):
+    """How the pods reference their devices: a claim template (one claim per pod) or a shared claim."""
+
+    template_name: NotRequired[pulumi.Input[str]]
+    """A ResourceClaimTemplate in the workload's namespace (``DraClaims.claim_template_names``)."""
+    claim_name: NotRequired[pulumi.Input[str]]
+    """A shared ResourceClaim in the workload's namespace."""
+    pod_claim_name: NotRequired[str]
+    """The pod's ``resourceClaims`` entry (default: ``gpu``/``tpu``, or ``mig`` with MIG servers)."""
+
+
+class MigServer(TypedDict):
+    """One vLLM server of a MIG workload, bound to one MIG slice request of the claim."""
+
+    name: str
+    """The container's name and the claim request (slice) it is bound to."""
+    model: str
+    """The Hugging Face model id it serves."""
+    port: int
+    """The port it serves on (unique in the pod)."""
+    extra_args: NotRequired[list[str]]
+    """Extra vLLM arguments."""
+
+
+class WorkloadService(TypedDict):
+    """How the workload is exposed."""
+
+    type: NotRequired[str]
+    """``ClusterIP`` (default) or ``LoadBalancer`` (internal unless ``public``)."""
+    public: NotRequired[bool]
+    """An internet-facing load balancer: an explicit opt-in (default false)."""
+    port: NotRequired[int]
+    """The Service port (default 8000)."""
+
+
+class VllmWorkloadArgs(TypedDict):
+    """A vLLM Deployment whose pods claim accelerators through DRA."""
+
+    namespace: str
+    """The namespace (a ``WorkloadNamespace`` holding the token Secret)."""
+    accelerator_family: str
+    """``gpu`` or ``tpu``: how the entrypoint counts devices, and the default image."""
+    claim: WorkloadClaim
+    """The claim the pods use."""
+    model: NotRequired[str]
+    """The Hugging Face model id (required unless ``mig_servers`` name their own)."""
+    image: NotRequired[str]
+    """The serving image (default: the pinned vLLM GPU or TPU image)."""
+    replicas: NotRequired[int]
+    """Deployment replicas (default 1); above 1 a PodDisruptionBudget keeps all but one running."""
+    port: NotRequired[int]
+    """The serving port (default 8000)."""
+    max_model_len: NotRequired[int]
+    """vLLM ``--max-model-len``."""
+    gpu_memory_utilization: NotRequired[float]
+    """vLLM ``--gpu-memory-utilization`` (for shared GPUs)."""
+    extra_args: NotRequired[list[str]]
+    """Extra vLLM arguments (not the ones the workload sets itself)."""
+    mig_servers: NotRequired[list[MigServer]]
+    """One server per MIG slice instead of one server on whole devices."""
+    node_selector: NotRequired[dict[str, str]]
+    """The pods' nodeSelector: what steers them (and the autoscaler) to the claim's pools."""
+    tolerate_taints: NotRequired[pulumi.Input[list[Taint]]]
+    """The taints of the pools the claim can use (their ``node_taints``): the pods tolerate each key."""
+    service: NotRequired[WorkloadService]
+    """The Service (default: ClusterIP on port 8000)."""
+    cloud: NotRequired[str]
+    """``gke`` or ``eks``: which annotations keep a LoadBalancer internal (required for one)."""
+    hf_secret_name: NotRequired[str]
+    """The Secret holding the Hugging Face token under ``hf_api_token`` (default ``hf-token``)."""
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -63,67 +132,17 @@ def workload_labels(workload_name: str) -> dict[str, str]:
             "app.kubernetes.io/managed-by": "pulumi"}
 
 
-def image_of(cfg: StackConfig, workload: Workload) -> str:
-    if workload.image:
-        return workload.image
-    return DEFAULT_TPU_IMAGE if cfg.family_of(workload) == "tpu" else DEFAULT_GPU_IMAGE
+def default_image(family: str) -> str:
+    return pins.VLLM_TPU_IMAGE if family == "tpu" else pins.VLLM_GPU_IMAGE
 
 
-def placement_target(cfg: StackConfig, workload: Workload):
-    """What decides placement: the workload itself, or the shared claim it uses."""
-    return cfg.shared_claims[workload.shared_claim] if workload.shared_claim else workload
+def toleration_keys(taints: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(key, effect)`` of every taint, first occurrence order."""
+    return list(dict.fromkeys((t.key, t.effect) for t in taints_of(taints)))
 
 
-def node_placement(cfg: StackConfig, workload: Workload) -> dict[str, str] | None:
-    """The ``nodeSelector`` steering pods (and the autoscaler) to the claim's pools.
-
-    GKE: ``cloud.google.com/compute-class`` for a compute class (seed 000),
-    ``cloud.google.com/gke-nodepool`` for one pool. EKS: the labels the stack
-    itself sets on every pool the claim can use (``nvidia.com/gpu.dra=true``
-    and shared user labels), which keep pods and the Cluster Autoscaler off
-    CPU and device-plugin groups. Values come from :mod:`components.dra_wiring`.
-    """
-    target = placement_target(cfg, workload)
-    pools = cfg.placement_pools(workload)
-    if cfg.cluster.cloud == "gke":
-        key = dra_wiring.GKE_COMPUTE_CLASS if target.compute_class else dra_wiring.GKE_NODEPOOL
-        return {key: dra_wiring.node_labels(cfg, pools[0])[key]}
-    common = dict(dra_wiring.pool_labels(cfg, pools[0]))
-    for pool in pools[1:]:
-        labels = dra_wiring.pool_labels(cfg, pool)
-        common = {k: v for k, v in common.items() if labels.get(k) == v}
-    return common or None
-
-
-def toleration_keys(cfg: StackConfig, workload: Workload) -> list[tuple[str, str]]:
-    """``(key, effect)`` of every taint on the nodes of the pools the claim can use, in order."""
-    seen: list[tuple[str, str]] = []
-    for pool in cfg.placement_pools(workload):
-        for taint in dra_wiring.node_taints(cfg, pool):
-            if (taint.key, taint.effect) not in seen:
-                seen.append((taint.key, taint.effect))
-    return seen
-
-
-def tolerations(cfg: StackConfig, workload: Workload) -> list[core_v1.TolerationArgs]:
-    return [core_v1.TolerationArgs(key=key, operator="Exists", effect=effect)
-            for key, effect in toleration_keys(cfg, workload)]
-
-
-def service_annotations(cloud: str, service: ServiceConfig) -> dict[str, str]:
-    """Internal load balancer annotations unless ``public``; none for ClusterIP.
-
-    EKS: ``aws-load-balancer-type: nlb`` with ``aws-load-balancer-scheme``
-    (read by the AWS Load Balancer Controller) and, for internal ones,
-    ``aws-load-balancer-internal`` (read by the cloud provider's own controller).
-    """
-    if service.type != "LoadBalancer":
-        return {}
-    if cloud == "gke":
-        return {} if service.public else {GKE_LB_TYPE: "Internal"}
-    if service.public:
-        return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internet-facing"}
-    return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internal", AWS_LB_INTERNAL: "true"}
+def tolerations(taints: Sequence[Mapping[str, Any]]) -> list[core_v1.TolerationArgs]:
+    return [core_v1.TolerationArgs(key=key, operator="Exists", effect=effect) for key, effect in toleration_keys(taints)]
 
 
 @dataclass(frozen=True)
@@ -135,10 +154,17 @@ class ServedPort:
     port: int
 
 
-def served_ports(workload: Workload) -> list[ServedPort]:
-    if workload.mig:
-        return [ServedPort(piece.name, f"http-{i}", piece.port) for i, piece in enumerate(workload.mig)]
-    return [ServedPort(MAIN_CONTAINER, "http", workload.port)]
+def served_ports(args: Mapping[str, Any]) -> list[ServedPort]:
+    if args.get("mig_servers"):
+        return [ServedPort(s["name"], f"http-{i}", int(s["port"])) for i, s in enumerate(args["mig_servers"])]
+    return [ServedPort(MAIN_CONTAINER, "http", int(args.get("port", 8000)))]
+
+
+def pod_claim_name(args: Mapping[str, Any]) -> str:
+    claim = args.get("claim") or {}
+    if claim.get("pod_claim_name"):
+        return str(claim["pod_claim_name"])
+    return MIG_POD_CLAIM if args.get("mig_servers") else str(args["accelerator_family"])
 
 
 def _probe(port_name: str, *, period: int, failures: int) -> core_v1.ProbeArgs:
@@ -147,10 +173,8 @@ def _probe(port_name: str, *, period: int, failures: int) -> core_v1.ProbeArgs:
         period_seconds=period, failure_threshold=failures, timeout_seconds=5)
 
 
-def _container(
-    *, name: str, family: str, image: str, args: list[str], served: ServedPort,
-    pod_claim: str, request: str | None, secret_name: str,
-) -> core_v1.ContainerArgs:
+def _container(*, name: str, family: str, image: str, args: list[str], served: ServedPort,
+               pod_claim: str, request: str | None, secret_name: str) -> core_v1.ContainerArgs:
     command, container_args = entrypoint.container_command(family, args)
     return core_v1.ContainerArgs(
         name=name,
@@ -171,222 +195,221 @@ def _container(
     )
 
 
-def containers(cfg: StackConfig, workload: Workload, claim: ClaimRef, secret_name: str) -> list[core_v1.ContainerArgs]:
+def containers(args: Mapping[str, Any]) -> list[core_v1.ContainerArgs]:
     """One serving container, or one per MIG slice bound to its own request."""
-    family = cfg.family_of(workload)
-    image = image_of(cfg, workload)
-    ports = {p.container: p for p in served_ports(workload)}
-    if workload.mig:
-        requests = {c.container: c.request for c in claim.containers}
+    family = str(args["accelerator_family"])
+    image = args.get("image") or default_image(family)
+    ports = {p.container: p for p in served_ports(args)}
+    secret = args.get("hf_secret_name", HF_SECRET_NAME)
+    claim = pod_claim_name(args)
+    common = {"max_model_len": args.get("max_model_len"), "gpu_memory_utilization": args.get("gpu_memory_utilization")}
+    if args.get("mig_servers"):
         return [
-            _container(
-                name=piece.name, family=family, image=image, served=ports[piece.name],
-                args=entrypoint.server_args(
-                    model=piece.model, port=piece.port, max_model_len=workload.max_model_len,
-                    gpu_memory_utilization=workload.gpu_memory_utilization, extra_args=list(piece.extra_args)),
-                pod_claim=claim.pod_claim_name, request=requests[piece.name], secret_name=secret_name,
-            )
-            for piece in workload.mig
+            _container(name=s["name"], family=family, image=image, served=ports[s["name"]],
+                       args=entrypoint.server_args(model=s["model"], port=int(s["port"]),
+                                                   extra_args=list(s.get("extra_args") or []), **common),
+                       pod_claim=claim, request=s["name"], secret_name=secret)
+            for s in args["mig_servers"]
         ]
-    args = entrypoint.server_args(
-        model=workload.model, port=workload.port, max_model_len=workload.max_model_len,
-        gpu_memory_utilization=workload.gpu_memory_utilization, extra_args=list(workload.extra_args))
-    return [_container(name=MAIN_CONTAINER, family=family, image=image, args=args, served=ports[MAIN_CONTAINER],
-                       pod_claim=claim.pod_claim_name, request=None, secret_name=secret_name)]
+    server = entrypoint.server_args(model=args["model"], port=int(args.get("port", 8000)),
+                                    extra_args=list(args.get("extra_args") or []), **common)
+    return [_container(name=MAIN_CONTAINER, family=family, image=image, args=server, served=ports[MAIN_CONTAINER],
+                       pod_claim=claim, request=None, secret_name=secret)]
 
 
-def pod_spec(cfg: StackConfig, workload: Workload, claim: ClaimRef, secret_name: str) -> core_v1.PodSpecArgs:
+def pod_spec(args: Mapping[str, Any]) -> core_v1.PodSpecArgs:
+    claim = args["claim"]
     return core_v1.PodSpecArgs(
         automount_service_account_token=False,
         # Service links would put e.g. VLLM_PORT=tcp://... into the environment, which vLLM reads as its own.
         enable_service_links=False,
         security_context=core_v1.PodSecurityContextArgs(
             seccomp_profile=core_v1.SeccompProfileArgs(type="RuntimeDefault")),
-        node_selector=node_placement(cfg, workload),
-        tolerations=tolerations(cfg, workload),
+        node_selector=dict(args.get("node_selector") or {}) or None,
+        tolerations=resolved(args.get("tolerate_taints", []), tolerations),
         resource_claims=[core_v1.PodResourceClaimArgs(
-            name=claim.pod_claim_name,
-            resource_claim_template_name=claim.template_name,
-            resource_claim_name=claim.claim_name,
+            name=pod_claim_name(args),
+            resource_claim_template_name=claim.get("template_name"),
+            resource_claim_name=claim.get("claim_name"),
         )],
-        containers=containers(cfg, workload, claim, secret_name),
+        containers=containers(args),
         volumes=[core_v1.VolumeArgs(name=SHM_VOLUME, empty_dir=core_v1.EmptyDirVolumeSourceArgs(medium="Memory"))],
     )
 
 
-def workload_issues(cfg: StackConfig) -> Issues:
-    """Problems with workloads the config model leaves to the objects built here."""
+def service_annotations(args: Mapping[str, Any]) -> dict[str, str]:
+    """Internal load balancer annotations unless ``public``; none for ClusterIP."""
+    service = args.get("service") or {}
+    if service.get("type", "ClusterIP") != "LoadBalancer":
+        return {}
+    return clouds.profile(args.get("cloud")).load_balancer_annotations(bool(service.get("public", False)))
+
+
+def workload_issues(args: Mapping[str, Any]) -> Issues:
+    """Problems with the arguments, in argument names."""
     issues: Issues = []
-    for name, workload in cfg.workloads.items():
-        path = f"workloads.{name}"
-        for i, arg in enumerate(workload.extra_args):
+    family = args.get("accelerator_family")
+    if family not in FAMILIES:
+        issues.append(("accelerator_family", f"{family!r} is not one of {', '.join(FAMILIES)}"))
+    for i, arg in enumerate(args.get("extra_args") or []):
+        if entrypoint.conflicting_flags([arg]):
+            issues.append((f"extra_args[{i}]", f"{arg!r} is set by the workload itself "
+                                               f"(managed: {', '.join(entrypoint.MANAGED_FLAGS)})"))
+    if args.get("namespace") in RESERVED_NAMESPACES:
+        issues.append(("namespace", f"{args['namespace']} belongs to Kubernetes; give workloads a namespace "
+                                    "of their own"))
+    servers = args.get("mig_servers")
+    if servers is None and not args.get("model"):
+        issues.append(("model", "required: the Hugging Face model id to serve"))
+    if servers is not None and args.get("model"):
+        issues.append(("model", "MIG servers serve one model each: set mig_servers[].model and remove model"))
+    for i, server in enumerate(servers or []):
+        for j, arg in enumerate(server.get("extra_args") or []):
             if entrypoint.conflicting_flags([arg]):
-                issues.append((f"{path}.extraArgs[{i}]", f"{arg!r} is set by the workload itself "
-                                                         f"(managed: {', '.join(entrypoint.MANAGED_FLAGS)})"))
-        if workload.namespace in RESERVED_NAMESPACES:
-            issues.append((f"{path}.namespace", f"{workload.namespace} belongs to Kubernetes; "
-                                                "workloads get a namespace the stack creates (default: inference)"))
-        for i, piece in enumerate(workload.mig or []):
-            for j, arg in enumerate(piece.extra_args):
-                if entrypoint.conflicting_flags([arg]):
-                    issues.append((f"{path}.mig[{i}].extraArgs[{j}]", f"{arg!r} is set by the workload itself"))
-        ports = [p.port for p in served_ports(workload)]
-        if len(set(ports)) != len(ports):
-            issues.append((f"{path}.mig", "each slice serves on its own port; ports must differ"))
-    for name, claim in cfg.shared_claims.items():
-        if claim.namespace in RESERVED_NAMESPACES:
-            issues.append((f"sharedClaims.{name}.namespace", f"{claim.namespace} belongs to Kubernetes"))
+                issues.append((f"mig_servers[{i}].extra_args[{j}]", f"{arg!r} is set by the workload itself"))
+    ports = [p.port for p in served_ports(args)]
+    if len(set(ports)) != len(ports):
+        issues.append(("mig_servers", "each slice serves on its own port; ports must differ"))
+    if args.get("gpu_memory_utilization") is not None and family == "tpu":
+        issues.append(("gpu_memory_utilization", "only applies to GPU workloads"))
+    claim = args.get("claim") or {}
+    if bool(claim.get("template_name")) == bool(claim.get("claim_name")):
+        issues.append(("claim", "set exactly one of template_name or claim_name"))
+    service = args.get("service") or {}
+    if service.get("type", "ClusterIP") not in SERVICE_TYPES:
+        issues.append(("service.type", f"{service.get('type')!r} is not one of {', '.join(SERVICE_TYPES)}"))
+    elif service.get("public") and service.get("type") != "LoadBalancer":
+        issues.append(("service.public", "public only applies to type LoadBalancer"))
+    elif service.get("type") == "LoadBalancer":
+        try:
+            clouds.profile(args.get("cloud"))
+        except UnknownCloudError as exc:
+            issues.append(("cloud", f"a LoadBalancer needs the cloud to stay internal: {exc.issues[0][1]}"))
+    taints = args.get("tolerate_taints")
+    if isinstance(taints, list):
+        issues += taint_issues(taints, "tolerate_taints")
     return issues
-
-
-def workload_namespaces(cfg: StackConfig) -> list[str]:
-    """Every namespace the workloads and shared claims live in, in config order."""
-    names: list[str] = []
-    for ns in [*(w.namespace for w in cfg.workloads.values()), *(c.namespace for c in cfg.shared_claims.values())]:
-        if ns not in names:
-            names.append(ns)
-    return names
 
 
 # ---------------------------------------------------------------- components
 
 
-@dataclass
-class WorkloadNamespaceArgs:
-    """``namespace``: its name. ``hf_token``: the Pulumi secret; None creates no token Secret."""
+class WorkloadNamespaceArgs(TypedDict):
+    """A namespace for inference workloads."""
 
     namespace: str
-    hf_token: pulumi.Input[str] | None = None
+    """The namespace's name."""
+    hf_token: NotRequired[pulumi.Input[str]]
+    """The Hugging Face token (a Pulumi secret); stored in the Secret ``hf-token``. Unset: no Secret."""
 
 
-class WorkloadNamespace(pulumi.ComponentResource):
+class WorkloadNamespace(LibraryComponent):
     """A namespace for inference workloads and the Hugging Face token Secret in it.
 
     Pod Security admission enforces the ``baseline`` level there (vLLM images
     run as root, which ``restricted`` refuses).
     """
 
-    namespace: core_v1.Namespace
-    hf_secret: core_v1.Secret | None
+    LEGACY_TYPE = "gpu-fungibility:workload:WorkloadNamespace"
+
+    namespace: str
+    """The namespace's name."""
     hf_secret_name: str
+    """The token Secret's name (``hf-token``)."""
+
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        if args["namespace"] in RESERVED_NAMESPACES:
+            return [("namespace", f"{args['namespace']} belongs to Kubernetes")]
+        return []
 
     def __init__(self, name: str, args: WorkloadNamespaceArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:workload:WorkloadNamespace", name, None, opts)
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
         labels = {"app.kubernetes.io/part-of": "gpu-fungibility", "app.kubernetes.io/managed-by": "pulumi",
                   "pod-security.kubernetes.io/enforce": "baseline"}
-        self.namespace = core_v1.Namespace(
+        namespace = core_v1.Namespace(
             f"{name}-namespace",
-            metadata=ObjectMetaArgs(name=args.namespace, labels=labels),
-            opts=pulumi.ResourceOptions(parent=self),
+            metadata=ObjectMetaArgs(name=args["namespace"], labels=labels),
+            opts=self.child(),
         )
-        self.hf_secret_name = HF_SECRET_NAME
-        self.hf_secret = None
-        if args.hf_token is not None:
-            self.hf_secret = core_v1.Secret(
+        if args.get("hf_token") is not None:
+            core_v1.Secret(
                 f"{name}-hf-token",
-                metadata=ObjectMetaArgs(name=HF_SECRET_NAME, namespace=args.namespace,
+                metadata=ObjectMetaArgs(name=HF_SECRET_NAME, namespace=args["namespace"],
                                         labels={"app.kubernetes.io/part-of": "gpu-fungibility"}),
                 type="Opaque",
-                string_data={HF_SECRET_KEY: pulumi.Output.secret(args.hf_token)},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.namespace]),
+                string_data={HF_SECRET_KEY: pulumi.Output.secret(args["hf_token"])},
+                opts=self.child(depends_on=[namespace]),
             )
-        self.register_outputs({"namespace": args.namespace, "hfSecretName": self.hf_secret_name})
+        self.namespace = args["namespace"]
+        self.hf_secret_name = HF_SECRET_NAME
+        self.register()
 
 
-@dataclass
-class VllmWorkloadArgs:
-    """``config`` and ``workload_name`` select the workload; ``claim`` is how its pods
-    reference their claim (from :class:`components.claims.DraClaims`);
-    ``hf_secret_name`` the token Secret in its namespace; ``wait_for`` what must exist first."""
+class VllmWorkload(LibraryComponent):
+    """A vLLM Deployment on DRA-claimed accelerators, its Service and (replicas > 1) its PDB.
 
-    config: StackConfig
-    workload_name: str
-    claim: ClaimRef
-    hf_secret_name: str = HF_SECRET_NAME
-    wait_for: Sequence[pulumi.Resource] = ()
+    The Deployment and Service are named after the component. Make it depend on its namespace and claims.
+    """
 
+    LEGACY_TYPE = "gpu-fungibility:workload:VllmWorkload"
 
-class VllmWorkload(pulumi.ComponentResource):
-    """A vLLM Deployment on DRA-claimed accelerators, its Service and (replicas > 1) its PDB."""
+    deployment: str
+    """The Deployment's name."""
+    service: str
+    """The Service's name."""
+    namespace: str
+    """The namespace."""
 
-    deployment: apps_v1.Deployment
-    service: core_v1.Service
-    pdb: policy_v1.PodDisruptionBudget | None
-    service_name: str
+    @classmethod
+    def issues(cls, name: str, args: Any) -> Issues:
+        return workload_issues(args)
 
     def __init__(self, name: str, args: VllmWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-fungibility:workload:VllmWorkload", name, None, opts)
-        cfg = args.config
-        if args.workload_name not in cfg.workloads:
-            raise ValueError(f"no workload named {args.workload_name!r} in the stack config")
-        issues = [i for i in workload_issues(cfg) if i[0].startswith(f"workloads.{args.workload_name}.")]
-        if issues:
-            from stacks.loader import ConfigError
-
-            raise ConfigError(issues)
-        workload = cfg.workloads[args.workload_name]
-        wait_for = [*args.wait_for, *([args.claim.resource] if args.claim.resource else [])]
-        self.deployment = _deployment(name, cfg, args.workload_name, args, self, wait_for)
-        self.service = _service(name, cfg, args.workload_name, self, list(args.wait_for))
-        self.service_name = args.workload_name
-        self.pdb = _pdb(name, args.workload_name, workload, self, list(args.wait_for)) if workload.replicas > 1 else None
-        self.register_outputs({
-            "deployment": args.workload_name,
-            "namespace": workload.namespace,
-            "service": self.service_name,
-        })
-
-
-def _deployment(prefix: str, cfg: StackConfig, wl_name: str, args: VllmWorkloadArgs, parent: pulumi.Resource,
-                wait_for: list[pulumi.Resource]) -> apps_v1.Deployment:
-    workload = cfg.workloads[wl_name]
-    return apps_v1.Deployment(
-        f"{prefix}-deployment",
-        metadata=ObjectMetaArgs(
-            name=wl_name, namespace=workload.namespace, labels=workload_labels(wl_name),
-            # A pod may wait for a node to scale up and then download a model: `pulumi up` does not block on it.
-            annotations={SKIP_AWAIT: "true"},
-        ),
-        spec=apps_v1.DeploymentSpecArgs(
-            replicas=workload.replicas,
-            progress_deadline_seconds=PROGRESS_DEADLINE_SECONDS,
-            selector=LabelSelectorArgs(match_labels=selector_labels(wl_name)),
-            template=core_v1.PodTemplateSpecArgs(
-                metadata=ObjectMetaArgs(labels=workload_labels(wl_name)),
-                spec=pod_spec(cfg, workload, args.claim, args.hf_secret_name),
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        namespace, labels = args["namespace"], workload_labels(name)
+        apps_v1.Deployment(
+            f"{name}-deployment",
+            metadata=ObjectMetaArgs(
+                name=name, namespace=namespace, labels=labels,
+                # A pod may wait for a node to scale up and then download a model: `pulumi up` does not block on it.
+                annotations={SKIP_AWAIT: "true"},
             ),
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
-    )
-
-
-def _service(prefix: str, cfg: StackConfig, wl_name: str, parent: pulumi.Resource,
-             wait_for: list[pulumi.Resource]) -> core_v1.Service:
-    workload = cfg.workloads[wl_name]
-    service = workload.service
-    if workload.mig:
-        ports = [core_v1.ServicePortArgs(name=p.port_name, port=p.port, target_port=p.port_name, protocol="TCP")
-                 for p in served_ports(workload)]
-    else:
-        ports = [core_v1.ServicePortArgs(name="http", port=service.port, target_port="http", protocol="TCP")]
-    # Pulumi waits up to 10 minutes for a Service's endpoints to target a pod; the pods may wait longer
-    # for a node to scale up (as the Deployment does), so `pulumi up` does not block on them here either.
-    annotations = {SKIP_AWAIT: "true", **service_annotations(cloud=cfg.cluster.cloud, service=service)}
-    return core_v1.Service(
-        f"{prefix}-service",
-        metadata=ObjectMetaArgs(name=wl_name, namespace=workload.namespace, labels=workload_labels(wl_name),
-                                annotations=annotations),
-        spec=core_v1.ServiceSpecArgs(type=service.type, selector=selector_labels(wl_name), ports=ports),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
-    )
-
-
-def _pdb(prefix: str, wl_name: str, workload: Workload, parent: pulumi.Resource,
-         wait_for: list[pulumi.Resource]) -> policy_v1.PodDisruptionBudget:
-    return policy_v1.PodDisruptionBudget(
-        f"{prefix}-pdb",
-        metadata=ObjectMetaArgs(name=wl_name, namespace=workload.namespace, labels=workload_labels(wl_name)),
-        spec=policy_v1.PodDisruptionBudgetSpecArgs(
-            max_unavailable=1, selector=LabelSelectorArgs(match_labels=selector_labels(wl_name))),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=wait_for),
-    )
+            spec=apps_v1.DeploymentSpecArgs(
+                replicas=int(args.get("replicas", 1)),
+                progress_deadline_seconds=PROGRESS_DEADLINE_SECONDS,
+                selector=LabelSelectorArgs(match_labels=selector_labels(name)),
+                template=core_v1.PodTemplateSpecArgs(metadata=ObjectMetaArgs(labels=labels), spec=pod_spec(args)),
+            ),
+            opts=self.child(),
+        )
+        service = args.get("service") or {}
+        if args.get("mig_servers"):
+            ports = [core_v1.ServicePortArgs(name=p.port_name, port=p.port, target_port=p.port_name, protocol="TCP")
+                     for p in served_ports(args)]
+        else:
+            ports = [core_v1.ServicePortArgs(name="http", port=int(service.get("port", 8000)), target_port="http",
+                                             protocol="TCP")]
+        # Pulumi waits up to 10 minutes for a Service's endpoints to target a pod; the pods may wait longer
+        # for a node to scale up (as the Deployment does), so `pulumi up` does not block on them here either.
+        core_v1.Service(
+            f"{name}-service",
+            metadata=ObjectMetaArgs(name=name, namespace=namespace, labels=labels,
+                                    annotations={SKIP_AWAIT: "true", **service_annotations(args)}),
+            spec=core_v1.ServiceSpecArgs(type=service.get("type", "ClusterIP"), selector=selector_labels(name),
+                                         ports=ports),
+            opts=self.child(),
+        )
+        if int(args.get("replicas", 1)) > 1:
+            policy_v1.PodDisruptionBudget(
+                f"{name}-pdb",
+                metadata=ObjectMetaArgs(name=name, namespace=namespace, labels=labels),
+                spec=policy_v1.PodDisruptionBudgetSpecArgs(
+                    max_unavailable=1, selector=LabelSelectorArgs(match_labels=selector_labels(name))),
+                opts=self.child(),
+            )
+        self.deployment = self.service = name
+        self.namespace = namespace
+        self.register()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,6 +197,7 @@ def run_program(
     preview: bool = True,
     compose_fn: Callable[[Any], None] | None = None,
     monitor: CapturingMonitor | None = None,
+    program_file: Path | None = None,
 ) -> PlanRun:
     """Run ``stacks.compose(load_stack())`` under mocks with the given config.
 
@@ -203,12 +205,14 @@ def run_program(
     values may be structures (they are JSON-encoded as the CLI would).
     Raises ``stacks.loader.ConfigError`` for an invalid config. ``compose_fn`` replaces
     ``stacks.compose`` (to run one layer alone); ``monitor`` lets a caller keep more of
-    each registration than :class:`Captured` holds.
+    each registration than :class:`Captured` holds. ``program_file`` runs another Pulumi
+    program (a ``__main__.py``) instead of this project's, with ``namespace_config``
+    under its own project's namespace (``project``).
     """
     from stacks import compose
     from stacks.loader import load_stack
 
-    config = {f"{NAMESPACE}:{k}": v for k, v in namespace_config.items()}
+    config = {f"{NAMESPACE if program_file is None else project}:{k}": v for k, v in namespace_config.items()}
     config.update(other_config or {})
     encoded = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
     secret_full = [f"{NAMESPACE}:{k}" if ":" not in k else k for k in secret_keys]
@@ -230,6 +234,9 @@ def run_program(
     loaded_holder: list[Any] = []
 
     def program() -> None:
+        if program_file is not None:
+            runpy.run_path(str(program_file), run_name="__main__")
+            return
         loaded = load_stack()
         loaded_holder.append(loaded)
         (compose_fn or compose)(loaded)
@@ -362,3 +369,10 @@ def run_stack(raw_config: dict[str, Any], stack: str = "test", project: str = PR
     keys = tuple(k for k in secret_keys if k in namespace or k in other)
     return run_program(namespace, other_config=other, secret_keys=keys, stack=stack, project=project,
                        preview=preview)
+
+
+def run_program_file(program_dir: Path, stack: str = "dev", config: dict[str, Any] | None = None) -> PlanRun:
+    """Plan another Pulumi program (a folder with ``Pulumi.yaml`` and ``__main__.py``) under the same mocks."""
+    program_dir = Path(program_dir)
+    project = yaml.safe_load((program_dir / "Pulumi.yaml").read_text())["name"]
+    return run_program(config or {}, stack=stack, project=project, program_file=program_dir / "__main__.py")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from components import catalog
+from gpu_fungibility import catalog
+
 from offline_plan.manifests import SchemaResult
 from offline_plan.run import PlanRun
 

@@ -25,13 +25,13 @@ deletes a default). Defaults recorded here come from the charts' own
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from components import catalog
-from policies.k8s_scheduling import PodPlacement
+from gpu_fungibility import catalog
+from gpu_fungibility.helm_values import coalesce, truthy  # noqa: F401  (the pack's Helm semantics)
+from gpu_fungibility.node_selection import PodPlacement
 
 ChartKind = Literal["nvidia-dra", "tpu-dra", "nvidia-device-plugin", "other"]
 
@@ -101,8 +101,6 @@ NVIDIA_GPU_CLASSES = catalog.NVIDIA_DRIVER_DEVICE_CLASSES
 NVIDIA_COMPUTE_DOMAIN_CLASSES = catalog.NVIDIA_COMPUTE_DOMAIN_DEVICE_CLASSES
 TPU_CLASSES = catalog.TPU_DRIVER_DEVICE_CLASSES
 
-#: NFD's label for a node with an NVIDIA PCI device (what GFD/NFD add when the device plugin chart enables them).
-NFD_NVIDIA_PCI = "feature.node.kubernetes.io/pci-10de.present"
 
 
 def chart_kind(chart: str) -> ChartKind:
@@ -117,29 +115,9 @@ def chart_kind(chart: str) -> ChartKind:
     return "other"
 
 
-def coalesce(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Helm's value coalescing: maps merge, other values replace, ``None`` removes the default."""
-    result: dict[str, Any] = copy.deepcopy(dict(defaults))
-    for key, value in (overrides or {}).items():
-        if value is None:
-            result.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
-            result[key] = coalesce(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
-
-
 def defaults_for(kind: ChartKind) -> dict[str, Any]:
     return {"nvidia-dra": NVIDIA_DRA_DEFAULTS, "tpu-dra": TPU_DRA_DEFAULTS,
             "nvidia-device-plugin": DEVICE_PLUGIN_DEFAULTS}.get(kind, {})
-
-
-def truthy(value: Any) -> bool:
-    """Helm truthiness, including the strings users pass with ``--set`` (``"false"`` is false)."""
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0", "no", "off", "null")
-    return bool(value)
 
 
 @dataclass(frozen=True)

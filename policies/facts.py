@@ -1,15 +1,18 @@
-"""The project facts the pack reads: label and taint keys, machine shapes.
+"""The library facts the pack reads: label and taint keys, machine shapes.
 
-With :mod:`policies.charts` (the drivers' DeviceClass names, from the
-catalog), the only place the pack imports the project's own modules
-(:mod:`components.dra_wiring`, :mod:`components.catalog`), so the keys the pools
-are built with and the keys the policies check can never differ.
+With :mod:`charts` (the drivers' DeviceClass names, from the catalog), the
+place the pack reads the component library's facts
+(:mod:`gpu_fungibility.wiring_keys`, :mod:`gpu_fungibility.catalog`), so the
+keys the pools are built with and the keys the policies check can never differ.
+The pack depends on the library as a package (see requirements.txt), never on
+files outside its folder.
 """
 
 from __future__ import annotations
 
-from components.catalog import eks_instance_shape, gke_machine_shape
-from components.dra_wiring import (
+from gpu_fungibility.catalog import eks_instance_shape, gke_machine_shape
+from gpu_fungibility.clouds import Eks
+from gpu_fungibility.wiring_keys import (
     EKS_CAPACITY_TYPE,
     EKS_NODEGROUP,
     GKE_ACCELERATOR,
@@ -24,10 +27,10 @@ from components.dra_wiring import (
     GPU_DRA,
     GPU_PRESENT,
     GPU_TAINT_KEY,
+    NFD_NVIDIA_PCI,
     TPU_TAINT_KEY,
 )
-from components.dra_wiring import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
-from policies.charts import NFD_NVIDIA_PCI
+from gpu_fungibility.wiring_keys import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
 
 #: GKE TPU machine families (v6e, v5e, v5p).
 TPU_MACHINE_PREFIXES = ("ct6e-", "ct5lp-", "ct5p-")
@@ -37,7 +40,7 @@ TPU_MACHINE_PREFIXES = ("ct6e-", "ct5lp-", "ct5p-")
 ON_DEMAND_FALLBACK = ON_DEMAND_FALLBACK_LABEL.rsplit("/", 1)[-1]
 
 #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
-EKS_AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
+EKS_AMIS_WITH_DEVICE_PLUGIN = Eks.AMIS_WITH_DEVICE_PLUGIN
 
 __all__ = [
     "EKS_AMIS_WITH_DEVICE_PLUGIN", "EKS_CAPACITY_TYPE", "EKS_NODEGROUP", "GKE_ACCELERATOR", "GKE_COMPUTE_CLASS",

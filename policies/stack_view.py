@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpu_fungibility.node_selection import NodeTaint as Taint
+from gpu_fungibility.node_selection import taint_from_api
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictProxy, _is_unknown, _ListProxy
 
-from policies import facts
-from policies.charts import DriverRelease, chart_kind, coalesce, defaults_for
-from policies.k8s_scheduling import Taint, taint_from_api
+from . import facts
+from .charts import DriverRelease, chart_kind, coalesce, defaults_for
 
 UNKNOWN = "[unknown]"
 

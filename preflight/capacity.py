@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import catalog
+from gpu_fungibility import catalog
+
 from stacks.config import NodePool, StackConfig
 
 #: How far EC2's reported per-GPU memory may sit below/above the catalog's marketed

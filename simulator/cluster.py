@@ -27,8 +27,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from components import catalog, dra_wiring, selectors
+from gpu_fungibility import catalog, dra_wiring, selectors
+from gpu_fungibility.node_selection import NodeTaint
+
 from dra_cel import Device
+from stacks.arguments import pool_specs
 from stacks.config import NodePool, StackConfig
 
 #: Versions on the GPU nodes (seed 000's ResourceSlice: GKE COS driver 580 with CUDA 13).
@@ -65,7 +68,7 @@ class SimNode:
     name: str
     pool: str
     labels: dict[str, str]
-    taints: list[dra_wiring.NodeTaint]
+    taints: list[NodeTaint]
     devices: list[SimDevice]
     template: bool = False  # the autoscaler's model of a node it could add
     allocated: set[str] = field(default_factory=set)  # device uids in use
@@ -197,8 +200,9 @@ class ClusterBuilder:
     def __init__(self, cfg: StackConfig):
         self.cfg = cfg
         self.mig = mig_profiles_by_pool(cfg)
-        self._labels = {p: dra_wiring.node_labels(cfg, p) for p in cfg.node_pools}
-        self._taints = {p: dra_wiring.node_taints(cfg, p) for p in cfg.node_pools}
+        specs = pool_specs(cfg)
+        self._labels = {p: dra_wiring.node_labels(cfg.cluster.cloud, specs[p]) for p in cfg.node_pools}
+        self._taints = {p: dra_wiring.node_taints(cfg.cluster.cloud, specs[p]) for p in cfg.node_pools}
 
     def node_name(self, pool: str, index: int) -> str:
         return f"{self.cfg.cluster.cloud}-{pool}-{index}"

@@ -27,7 +27,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from components import dra_wiring
+from gpu_fungibility import clouds
+
 from dra_cel import CelEvaluationError
 from simulator.allocator import Allocator, MissingDeviceClass, Pick
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
@@ -87,6 +88,7 @@ class _SharedState:
 class Simulation:
     def __init__(self, cfg: StackConfig, objects: list[Mapping[str, Any]], stockout: Collection[str]):
         self.cfg = cfg
+        self.profile = clouds.profile(cfg.cluster.cloud)
         classes, self.class_problems = device_classes(objects)
         self.allocator = Allocator(classes, self.class_problems)
         # Kubernetes 1.35 scores nodes by the rank of the firstAvailable alternatives they satisfy
@@ -215,18 +217,20 @@ class Simulation:
         if len(pool.nodes) >= pool.max:
             return f"is at max ({pool.max} node{'s' if pool.max != 1 else ''}, none with room)"
         if not pool.nodes and pool.config.dra and not self._scales_from_zero(pool):
-            if self.cfg.cluster.cloud == "eks":
-                return ("has no node: the Cluster Autoscaler cannot model DRA devices of an empty "
-                        "AWS node group (keep min >= 1)")
-            return "has no node and lacks the label that lets GKE's autoscaler scale a DRA pool from zero"
+            if not self.profile.dra_scales_from_zero:
+                return (f"has no node: the {self.profile.title} autoscaler cannot model the DRA devices of an "
+                        "empty pool (keep min >= 1)")
+            return (f"has no node and lacks the label that lets the {self.profile.title} autoscaler scale a "
+                    "DRA pool from zero")
         return None
 
     def _scales_from_zero(self, pool: SimPool) -> bool:
-        if self.cfg.cluster.cloud == "eks":
+        """Whether the autoscaler can add the first node of an empty DRA pool for a pending claim."""
+        if not self.profile.dra_scales_from_zero:
             return False
         labels = self.templates[pool.name].labels
-        label = dra_wiring.GKE_GPU_DRA_DRIVER if pool.config.family == "gpu" else dra_wiring.GKE_TPU_DRA_DRIVER
-        return labels.get(label) == "true"
+        wanted = self.profile.accelerator_labels(pool.config.family, dra=True)
+        return all(labels.get(k) == v for k, v in wanted.items())
 
     # ---- results ----
     def _pending(self, pod: PodSpec, replica: int, reason: str) -> ReplicaPlacement:

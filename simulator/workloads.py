@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_fungibility import clouds
+
 from dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 from simulator.cluster import DRIVER_DEVICE_CLASSES
 from stacks.config import StackConfig
 
-GKE_COMPUTE_CLASS = "cloud.google.com/compute-class"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 
 
@@ -173,13 +174,8 @@ def claim_spec(entry: str, source: str, shared: bool, devices: Mapping[str, Any]
 
 def _tolerations(cfg: StackConfig, pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[dict]:
     tolerations = [dict(t) for t in pod.get("tolerations") or ()]
-    compute_class = node_selector.get(GKE_COMPUTE_CLASS)
-    if cfg.cluster.cloud == "gke" and compute_class:
-        # GKE gives pods that select a compute class the toleration for that class's taint
-        # (seed 000's pod tolerates only nvidia.com/gpu and lands on the tainted pools).
-        tolerations.append({"key": GKE_COMPUTE_CLASS, "operator": "Equal", "value": compute_class,
-                            "effect": "NoSchedule"})
-    return tolerations
+    # Tolerations the cloud adds by itself (GKE: the taint of a selected compute class).
+    return tolerations + clouds.profile(cfg.cluster.cloud).implied_tolerations(node_selector)
 
 
 def _affinity_terms(pod: Mapping[str, Any]) -> list[dict] | None:

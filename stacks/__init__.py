@@ -1,8 +1,10 @@
-"""Stack config and the per-cloud composition of components."""
+"""The stack program: config model, config rules, and the per-cloud composition of the library's components."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from gpu_fungibility import clouds
 
 if TYPE_CHECKING:
     from stacks.config import StackConfig
@@ -10,34 +12,23 @@ if TYPE_CHECKING:
 
 
 def composition_issues(cfg: StackConfig) -> list[tuple[str, str]]:
-    """Problems only the cloud composition and the in-cluster objects can see.
+    """Problems the components would report, in config key paths, plus the cloud's own config rules.
 
     The loader adds them to the config's own, so one run reports every problem
-    before anything is built; each component still validates its own inputs.
+    before anything is built.
     """
-    from stacks.in_cluster import in_cluster_issues
+    from stacks.arguments import argument_issues
+    from stacks.eks import eks_issues
 
-    issues: list[tuple[str, str]] = []
-    if cfg.cluster.cloud == "gke":
-        from components.gke_cluster import cluster_issues
-        from components.gke_network import network_issues
-
-        issues += [*network_issues(cfg.cluster), *cluster_issues(cfg.cluster)]
-    else:
-        from stacks.eks import eks_issues
-
-        issues += eks_issues(cfg)
-    issues += in_cluster_issues(cfg)
+    cloud_rules = {"gke": lambda _: [], "eks": eks_issues}
+    issues = [*cloud_rules[clouds.profile(cfg.cluster.cloud).name](cfg), *argument_issues(cfg)]
     return list(dict.fromkeys(issues))
 
 
 def compose(loaded: LoadedStack) -> None:
     """Build the whole stack for the configured cloud."""
-    if loaded.config.cluster.cloud == "gke":
-        from stacks.gke import compose_gke
+    from stacks.eks import compose_eks
+    from stacks.gke import compose_gke
 
-        compose_gke(loaded)
-    else:
-        from stacks.eks import compose_eks
-
-        compose_eks(loaded)
+    composers = {"gke": compose_gke, "eks": compose_eks}
+    composers[clouds.profile(loaded.config.cluster.cloud).name](loaded)

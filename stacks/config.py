@@ -13,16 +13,14 @@ import ipaddress
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from gpu_fungibility import catalog, pins
+from gpu_fungibility.versions import minor_version
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
-
-from components import catalog, pins
 
 Cloud = Literal["gke", "eks"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
-MIN_KUBERNETES_VERSION = (1, 34)
-MAX_FIRST_AVAILABLE = 8  # DRA's limit on firstAvailable subrequests
 
 #: vLLM images used when a workload sets no ``image``: pinned tags, never ``latest``.
 DEFAULT_GPU_IMAGE = pins.VLLM_GPU_IMAGE
@@ -158,22 +156,10 @@ class ClusterConfig(Model):
     deletion_protection: bool = True
     labels: dict[str, str] = {}
 
-    @field_validator("kubernetes_version")
-    @classmethod
-    def _version(cls, value: str) -> str:
-        match = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?(-gke\.\d+)?", value)
-        if not match:
-            raise ValueError(f"{value!r} is not a Kubernetes version such as \"1.34\"")
-        if (int(match.group(1)), int(match.group(2))) < MIN_KUBERNETES_VERSION:
-            raise ValueError(
-                f"{value} is too old: DRA (resource.k8s.io/v1) needs Kubernetes 1.34 or later"
-            )
-        return value
-
     @property
     def minor_version(self) -> str:
         """``"1.34"`` for ``"1.34.1-gke.100"``."""
-        return ".".join(self.kubernetes_version.split("-")[0].split(".")[:2])
+        return minor_version(self.kubernetes_version)
 
 
 class Accelerator(Model):
@@ -208,63 +194,17 @@ class Accelerator(Model):
         return self.model.family
 
 
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-LABEL_RULE = ("a label key is [prefix/]name: name up to 63 letters, digits, '-', '_', '.' starting and ending "
-              "alphanumeric; prefix a DNS subdomain")
-
-
-def label_key_problem(key: str) -> str | None:
-    """Why Kubernetes would refuse ``key`` as a label or taint key, or None."""
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return f"{key!r} has an invalid prefix {prefix!r}; {LABEL_RULE}"
-    if not _QUALIFIED_NAME.match(name):
-        return f"{key!r} is not a valid key; {LABEL_RULE}"
-    return None
-
-
-def label_value_problem(value: str) -> str | None:
-    """Why Kubernetes would refuse ``value`` as a label or taint value, or None."""
-    if value and not _QUALIFIED_NAME.match(value):
-        return (f"{value!r} is not a valid value: up to 63 letters, digits, '-', '_', '.', "
-                "starting and ending alphanumeric (or empty)")
-    return None
-
-
 class Taint(Model):
     key: str = Field(min_length=1)
     value: str = ""
     effect: TaintEffect = "NoSchedule"
 
-    @field_validator("key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        problem = label_key_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("value")
-    @classmethod
-    def _value(cls, value: str) -> str:
-        problem = label_value_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
 
 
 class Autoscaling(Model):
     min: int = Field(default=0, ge=0)
     max: int = Field(default=1, ge=1)
 
-    @field_validator("max")
-    @classmethod
-    def _min_max(cls, value: int, info: ValidationInfo) -> int:
-        low = info.data.get("min")
-        if low is not None and value < low:
-            raise ValueError(f"{value} is below min ({low}); max must be >= min")
-        return value
 
 
 class NodePool(Model):
@@ -287,14 +227,6 @@ class NodePool(Model):
     zones: list[str] | None = None
     labels: dict[str, str] = {}
     taints: list[Taint] = []
-
-    @field_validator("labels")
-    @classmethod
-    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
-        problems = [p for k, v in value.items() for p in (label_key_problem(k), label_value_problem(v)) if p]
-        if problems:
-            raise ValueError("; ".join(problems))
-        return value
 
     @property
     def family(self) -> catalog.Family:

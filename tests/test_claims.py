@@ -10,11 +10,12 @@ import copy
 from pathlib import Path
 
 import pytest
+from gpu_fungibility import claims, selectors
+from gpu_fungibility.catalog import GPUS
 
 import dra_cel
-from components import claims, selectors
-from components.catalog import GPUS
 from offline_plan.run import read_stack_file
+from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config
 from tests.in_cluster_harness import EKS_BASE, GKE_BASE, run_in_cluster
 
@@ -358,12 +359,15 @@ def test_shared_claim_with_a_device_class_of_the_other_family_is_refused():
         run_in_cluster(cfg)
 
 
-def test_claim_specs_are_pure_functions_of_the_config():
+def test_claim_specs_are_pure_functions_of_the_arguments():
     cfg = parse_stack_config(gke_config(["a100-80gb", "a100-40gb"]))
-    spec = claims.workload_claim_spec(cfg, "serve")
+    templates = arguments.dra_claims(cfg).args["claim_templates"]
+    spec = claims.claim_spec(templates["serve"])
     (request,) = spec.devices.requests
     assert [s.name for s in request.first_available] == ["a100-80gb", "a100-40gb"]
     assert [s.count for s in request.first_available] == [1, 2]
     assert GPUS["nvidia-a100-80gb"].product_name in request.first_available[0].selectors[0].cel.expression
-    with pytest.raises(ValueError, match="shared claim"):
-        claims.workload_claim_spec(parse_stack_config(shared_config()), "qwen")
+    # a workload on a shared claim gets no template of its own: its pods reference the shared claim
+    shared = parse_stack_config(shared_config())
+    assert "qwen" not in arguments.dra_claims(shared).args["claim_templates"]
+    assert arguments.workload_claim(shared, "qwen") == {"claim_name": "shared-inference-gpu"}

@@ -6,13 +6,15 @@ import ipaddress
 import re
 
 import pytest
+from gpu_fungibility import dra_wiring
+from gpu_fungibility.cluster_autoscaler import expander_priorities, image_tag_issues, priorities_document
+from gpu_fungibility.device_plugin import device_plugin_values, dra_exclusion_issues
+from gpu_fungibility.eks_cluster import kubeconfig
+from gpu_fungibility.eks_network import plan_subnets
+from gpu_fungibility.eks_node_groups import EksGpuNodeGroup, asg_name_regex, node_template_tags
+from gpu_fungibility.helm_values import merge
 
-from components.cluster_autoscaler import expander_priorities, image_tag_issues, priorities_document
-from components.device_plugin import device_plugin_values, dra_exclusion_issues, merge_values
-from components.eks_cluster import kubeconfig
-from components.eks_network import plan_subnets
-from components.eks_node_groups import asg_name_regex, node_template_tags
-from stacks.config import HelmChart
+from stacks import arguments, composition_issues
 from stacks.loader import parse_stack_config
 
 UUID = "40bbb26b-8679-eb64-d33a-4ba475413529"
@@ -57,7 +59,9 @@ def test_asg_regex_matches_only_its_own_node_group():
 
 
 def test_node_template_tags_cover_user_labels_and_taints():
-    tags = node_template_tags(eks_config(), "t4")
+    planned = arguments.eks_node_group(eks_config(), "t4")
+    spec = EksGpuNodeGroup.spec(planned.name, planned.args)
+    tags = node_template_tags(dra_wiring.stack_labels("eks", spec), dra_wiring.stack_taints("eks", spec))
     prefix = "k8s.io/cluster-autoscaler/node-template/"
     assert tags == {
         f"{prefix}label/nvidia.com/gpu.present": "true",
@@ -69,46 +73,46 @@ def test_node_template_tags_cover_user_labels_and_taints():
 
 def test_priorities_per_class_order_merge_across_classes():
     cfg = eks_config()
-    priorities = expander_priorities(cfg)
-    assert priorities == {20: ["a"], 10: ["b", "c"]}
-    text = priorities_document(priorities, {"a": "^A$", "b": "^B$", "c": "^C$"})
+    priorities = expander_priorities(arguments.cluster_autoscaler(cfg).args["fallback_orders"])
+    assert priorities == {20: ["demo-a"], 10: ["demo-b", "demo-c"]}
+    text = priorities_document(priorities, {"demo-a": "^A$", "demo-b": "^B$", "demo-c": "^C$"})
     assert text == "20:\n- ^A$\n10:\n- ^B$\n- ^C$\n"
 
 
 def test_unknown_kubernetes_minor_needs_an_explicit_autoscaler_image():
-    chart = HelmChart(chart="cluster-autoscaler", version="9.46.6", namespace="kube-system")
-    assert image_tag_issues(chart, "1.34") == []
-    issues = image_tag_issues(chart, "1.36")
-    assert issues and issues[0][0] == "drivers.clusterAutoscaler.values.image.tag"
-    pinned = HelmChart(chart="cluster-autoscaler", version="9.46.6", namespace="kube-system",
-                       values={"image": {"tag": "v1.36.0"}})
-    assert image_tag_issues(pinned, "1.36") == []
+    assert image_tag_issues({}, "1.34") == []
+    issues = image_tag_issues({}, "1.36")
+    assert issues and issues[0][0] == "values.image.tag"
+    assert image_tag_issues({"image": {"tag": "v1.36.0"}}, "1.36") == []
+    newer = eks_config(cluster={"cloud": "eks", "name": "demo", "location": "us-west-2", "zones": ["us-west-2a"],
+                                "kubernetesVersion": "1.36"})
+    assert "drivers.clusterAutoscaler.values.image.tag" in {p for p, _ in composition_issues(newer)}
 
 
 def test_merge_values_is_helm_like_and_leaves_inputs_alone():
     base = {"a": {"b": 1, "c": [1]}, "d": 1}
     extra = {"a": {"c": [2]}, "e": {"f": 1}}
-    assert merge_values(base, extra) == {"a": {"b": 1, "c": [2]}, "d": 1, "e": {"f": 1}}
+    assert merge(base, extra) == {"a": {"b": 1, "c": [2]}, "d": 1, "e": {"f": 1}}
     assert base == {"a": {"b": 1, "c": [1]}, "d": 1}
 
 
 def test_device_plugin_values_keep_extras_and_dra_exclusion():
-    chart = HelmChart(chart="nvidia-device-plugin", version="0.17.1", namespace="nvidia-device-plugin",
-                      values={"priorityClassName": "", "nodeSelector": {"pool": "t4"}})
-    values = device_plugin_values(chart)
+    values = device_plugin_values({"priorityClassName": "", "nodeSelector": {"pool": "t4"}})
     assert values["priorityClassName"] == "" and values["nodeSelector"] == {"pool": "t4"}
     assert dra_exclusion_issues(values) == []
     no_affinity = {**values, "affinity": None}
-    assert dra_exclusion_issues(no_affinity)[0][0] == "drivers.nvidiaDevicePlugin.values.affinity"
+    assert dra_exclusion_issues(no_affinity)[0][0] == "values.affinity"
     open_term = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [
             {"matchExpressions": [{"key": "nvidia.com/gpu.dra", "operator": "DoesNotExist"}]},
             {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "Exists"}]},
         ]}}}}
-    issues = dra_exclusion_issues(open_term)
-    assert [p for p, _ in issues] == [
-        "drivers.nvidiaDevicePlugin.values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-        ".nodeSelectorTerms[1]"]
+    term_path = "values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1]"
+    assert [p for p, _ in dra_exclusion_issues(open_term)] == [term_path]
+    # the stack reports it at the config key the user wrote
+    cfg = eks_config(drivers={"nvidiaDevicePlugin": {"chart": "nvidia-device-plugin", "version": "0.17.1",
+                                                     "namespace": "nvidia-device-plugin", "values": open_term}})
+    assert f"drivers.nvidiaDevicePlugin.{term_path}" in {p for p, _ in composition_issues(cfg)}
 
 
 def test_kubeconfig_authenticates_with_aws_eks_get_token():

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_fungibility.node_selection import CLOUD_EFFECTS, NodeTaint, PodPlacement, evaluate
 
 from offline_plan import mocks
 from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
-from policies.k8s_scheduling import CLOUD_EFFECTS, PodPlacement, Taint, evaluate
 from stacks.loader import ConfigError
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -79,16 +79,16 @@ def release(run: PlanRun, chart_fragment: str):
     return found[0]
 
 
-def selects(pod: dict[str, Any], labels: dict[str, str], taints: list[Taint]) -> bool:
+def selects(pod: dict[str, Any], labels: dict[str, str], taints: list[NodeTaint]) -> bool:
     """Whether a DaemonSet pod with these nodeSelector/affinity/tolerations runs on the node (scheduler rules)."""
     placement = PodPlacement(pod.get("nodeSelector") or {}, pod.get("affinity"), pod.get("tolerations") or [])
     return evaluate(placement, labels, taints).runs
 
 
-def k8s_node(ng) -> tuple[dict[str, str], list[Taint]]:
+def k8s_node(ng) -> tuple[dict[str, str], list[NodeTaint]]:
     """A node of the group as Kubernetes sees it: the labels/taints sent to EKS plus EKS's own labels."""
     labels = {**ng.inputs.get("labels", {}), "eks.amazonaws.com/nodegroup": ng.inputs["nodeGroupName"]}
-    taints = [Taint(t["key"], t.get("value", ""), CLOUD_EFFECTS[t["effect"]]) for t in ng.inputs.get("taints", [])]
+    taints = [NodeTaint(t["key"], t.get("value", ""), CLOUD_EFFECTS[t["effect"]]) for t in ng.inputs.get("taints", [])]
     return labels, taints
 
 
@@ -375,7 +375,7 @@ def test_subnets_are_tagged_for_eks(dev):
 
 def test_cluster_and_its_nodes_wait_for_nat_egress(dev):
     cluster = dev.named(dev.config.cluster.name)
-    assert cluster.type == "gpu-fungibility:eks_cluster:EksCluster"
+    assert cluster.type == "gpu-fungibility:index:EksCluster"
     egress = [*dev.of_type("aws:ec2/natGateway:NatGateway"), *(
         a for a in dev.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation") if "-private-" in a.name)]
     assert len(egress) == 1 + len(dev.config.cluster.zones)

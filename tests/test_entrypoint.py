@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from gpu_fungibility import entrypoint
 
-from components import entrypoint
 from offline_plan.run import read_stack_file
 from tests.in_cluster_harness import run_in_cluster
 from tests.test_claims import SEED_002_SLICES, mig_config

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
+from gpu_fungibility.gke_cluster import cluster_issues, kubeconfig, node_account_id
+from gpu_fungibility.gke_network import network_issues, region_of
+from gpu_fungibility.gke_pools import initial_nodes_per_zone
 
-from components.gke_cluster import cluster_issues, kubeconfig, node_account_id, node_locations
-from components.gke_network import network_issues, region_of
-from components.gke_pools import initial_nodes_per_zone
 from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
-from stacks.config import ClusterConfig
-from stacks.loader import ConfigError
+from stacks import arguments
+from stacks.loader import ConfigError, parse_stack_config
+
+
+def gke_stack(**cluster) -> dict:
+    """A minimal GKE stack config; ``cluster`` keys override the cluster's."""
+    return {
+        "cluster": {"cloud": "gke", "name": "c", "location": "us-central1", "zones": ["us-central1-c"], **cluster},
+        "nodePools": {"l4": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -124,14 +132,18 @@ def test_node_account_id_fits_gcp_limits():
 def test_zonal_and_regional_locations():
     assert region_of("us-central1-c") == "us-central1"
     assert region_of("europe-west4") == "europe-west4"
-    zonal = ClusterConfig(cloud="gke", name="c", location="us-central1-c", zones=["us-central1-c", "us-central1-b"])
-    assert node_locations(zonal) == ["us-central1-b"]
+    zonal = run_stack(gke_stack(location="us-central1-c", zones=["us-central1-c", "us-central1-b"]), stack="zonal")
+    cluster = zonal.named("gke-cluster")
+    assert cluster.inputs["nodeLocations"] == ["us-central1-b"], cluster.urn
+    regional = run_stack(gke_stack(), stack="regional").named("gke-cluster")
+    assert regional.inputs["nodeLocations"] == ["us-central1-c"], regional.urn
 
 
 def test_overlapping_ranges_are_reported_with_their_key():
-    cfg = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
-                        network={"cidr": "10.0.0.0/16", "podsCidr": "10.0.0.0/14"})
-    assert [path for path, _ in network_issues(cfg)] == ["cluster.network.podsCidr"]
+    args = {"name": "c", "region": "us-central1", "cidr": "10.0.0.0/16", "pods_cidr": "10.0.0.0/14"}
+    assert [path for path, _ in network_issues(args)] == ["pods_cidr"]
+    cfg = parse_stack_config(gke_stack(network={"cidr": "10.0.0.0/16", "podsCidr": "10.0.0.0/14"}))
+    assert [path for path, _ in arguments.gke_network(cfg).issues()] == ["cluster.network.podsCidr"]
 
 
 @pytest.mark.parametrize("low,high,zones,expected", [(1, 2, 1, 1), (0, 2, 1, 0), (4, 8, 2, 2), (1, 1, 2, 0),
@@ -142,15 +154,14 @@ def test_initial_nodes_never_exceed_max(low, high, zones, expected):
 
 
 def test_private_endpoint_needs_private_nodes():
-    public_nodes = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
-                                 private_nodes=False)
-    assert [path for path, _ in cluster_issues(public_nodes)] == ["cluster.privateNodes"]
-    allow_listed = ClusterConfig(cloud="gke", name="c", location="us-central1", zones=["us-central1-c"],
-                                 private_nodes=False,
-                                 control_plane={"public_endpoint": True, "authorized_networks": ["192.0.2.0/24"]})
+    public_nodes = {"name": "c", "location": "us-central1", "zones": ["us-central1-c"], "private_nodes": False}
+    assert [path for path, _ in cluster_issues(public_nodes)] == ["private_nodes"]
+    allow_listed = {**public_nodes, "public_endpoint": True, "authorized_networks": ["192.0.2.0/24"]}
     assert cluster_issues(allow_listed) == []
-    assert [p for p, _ in cluster_issues(public_nodes.model_copy(update={"release_channel": "UNSPECIFIED"}))] == [
-        "cluster.releaseChannel", "cluster.privateNodes"]
+    assert [p for p, _ in cluster_issues({**public_nodes, "release_channel": "UNSPECIFIED"})] == [
+        "release_channel", "private_nodes"]
+    cfg = parse_stack_config(gke_stack(privateNodes=False, releaseChannel="UNSPECIFIED"))
+    assert [p for p, _ in arguments.gke_cluster(cfg).issues()] == ["cluster.releaseChannel", "cluster.privateNodes"]
 
 
 def test_cluster_labels_reach_gcp_as_resource_labels(run, cluster):

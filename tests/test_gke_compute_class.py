@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpu_fungibility.compute_class import compute_class_spec
 
-from components.compute_class import compute_class_spec
 from offline_plan.run import PlanRun, run_stack
-from stacks.config import ComputeClass
 
 GPU_POOLS = {
     "a100-80gb": {"machineType": "a2-ultragpu-1g", "accelerator": {"type": "nvidia-a100-80gb"},
@@ -60,8 +59,7 @@ def test_class_waits_for_every_pool_it_names(run):
 
 
 def test_spec_function_keeps_order_and_omits_unset_fields():
-    cc = ComputeClass(pools=["b", "a"], consolidation_delay_minutes=5)
-    assert compute_class_spec(cc, ["b", "a"]) == {
+    assert compute_class_spec(["b", "a"], consolidation_delay_minutes=5) == {
         "priorities": [{"nodepools": ["b"]}, {"nodepools": ["a"]}],
         "nodePoolAutoCreation": {"enabled": False},
         "autoscalingPolicy": {"consolidationDelayMinutes": 5},

@@ -29,9 +29,9 @@ def run() -> PlanRun:
 
 
 def test_no_driver_installer_or_nvidia_dra_without_dra_gpu_pools(run):
-    assert not run.of_type("gpu-fungibility:driver_installer:NvidiaDriverInstaller")
+    assert not run.of_type("gpu-fungibility:index:NvidiaDriverInstaller")
     assert not run.of_type("kubernetes:apps/v1:DaemonSet")
-    assert not run.of_type("gpu-fungibility:nvidia_dra:NvidiaDraDriver")
+    assert not run.of_type("gpu-fungibility:index:NvidiaDraDriver")
     assert [r.name for r in run.of_type("kubernetes:helm.sh/v3:Release")] == ["tpu-dra-release"]
 
 

@@ -118,13 +118,16 @@ def test_nvidia_dra_release_gke_values(run):
 
 
 def test_kubelet_plugin_tolerates_every_taint_on_the_dra_pools(run):
-    from components import dra_wiring
-    from components.nvidia_dra import covers
+    from gpu_fungibility import dra_wiring
+    from gpu_fungibility.node_selection import toleration_tolerates
+
+    from stacks.arguments import pool_specs
 
     tolerations = run.named("nvidia-dra-release").inputs["values"]["kubeletPlugin"]["tolerations"]
+    specs = pool_specs(run.config)
     for name in ("a100-80gb", "a100-40gb"):
-        for taint in dra_wiring.node_taints(run.config, name):
-            assert any(covers(t, taint) for t in tolerations), f"{name}: {taint} not tolerated"
+        for taint in dra_wiring.node_taints("gke", specs[name]):
+            assert any(toleration_tolerates(t, taint) for t in tolerations), f"{name}: {taint} not tolerated"
 
 
 def test_driver_installer_serves_exactly_the_dra_pools(run):
@@ -144,8 +147,8 @@ def test_driver_installer_serves_exactly_the_dra_pools(run):
 
 
 def test_no_tpu_pool_or_driver_when_none_configured(run):
-    assert not run.of_type("gpu-fungibility:gke_pools:GkeTpuNodePool")
-    assert not run.of_type("gpu-fungibility:tpu_dra:TpuDraDriver")
+    assert not run.of_type("gpu-fungibility:index:GkeTpuNodePool")
+    assert not run.of_type("gpu-fungibility:index:TpuDraDriver")
     assert "tpu-dra-release" not in {r.name for r in run.resources}
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpu_fungibility.gke_pools import tpu_placement
 
-from components.gke_pools import tpu_placement
 from offline_plan.run import PlanRun, run_stack_file
-from stacks.config import NodePool
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +57,10 @@ def test_every_kubernetes_resource_uses_the_cluster_provider(run):
         assert res.provider.startswith(provider.urn + "::"), f"{res.urn} uses {res.provider or 'the default provider'}"
 
 
-def _tpu(machine: str, topology: str | None) -> NodePool:
-    return NodePool(machine_type=machine, accelerator={"type": "tpu-v6e-slice", "count": 4, "topology": topology})
-
-
 def test_placement_only_for_multi_host_slices():
-    assert tpu_placement(_tpu("ct6e-standard-4t", None)) is None
-    assert tpu_placement(_tpu("ct6e-standard-4t", "2x2")) is None, "the machine's own topology is single-host"
-    multi = tpu_placement(_tpu("ct6e-standard-4t", "4x4"))
+    assert tpu_placement("ct6e-standard-4t", None) is None
+    assert tpu_placement("ct6e-standard-4t", "2x2") is None, "the machine's own topology is single-host"
+    multi = tpu_placement("ct6e-standard-4t", "4x4")
     assert multi is not None and multi.tpu_topology == "4x4" and multi.type == "COMPACT"
 
 

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+from gpu_fungibility import clouds
+from gpu_fungibility.errors import ComponentArgsError
+from gpu_fungibility.helm_values import merge
+from gpu_fungibility.node_selection import NodeTaint, toleration_tolerates, tolerations_for
+from gpu_fungibility.nvidia_dra import NvidiaDraDriver, NvidiaDraDriverArgs, nvidia_dra_values
 
-from components.dra_wiring import NodeTaint
-from components.nvidia_dra import (
-    NvidiaDraDriver,
-    NvidiaDraDriverArgs,
-    covers,
-    deep_merge,
-    nvidia_dra_values,
-    tolerations_for,
-)
 from offline_plan.run import Captured, run_program
-from stacks.config import HelmChart
-from stacks.loader import parse_stack_config
+from stacks import arguments
+from stacks.loader import ConfigError, parse_stack_config
 
-CHART = HelmChart(chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", version="0.4.0",
-                  namespace="dra-driver-nvidia-gpu")
+CHART = NvidiaDraDriverArgs(cloud="eks", chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+                            version="0.4.0", namespace="dra-driver-nvidia-gpu")
 EKS_GPU_TAINT = NodeTaint("nvidia.com/gpu", "true", "NoSchedule")
 DRA_AFFINITY_TERMS = [{"matchExpressions": [
     {"key": "nvidia.com/gpu.present", "operator": "Exists"},
@@ -70,17 +66,17 @@ def test_user_taints_get_their_own_tolerations():
     taints = [NodeTaint("dedicated", "inference", "NoExecute"), NodeTaint("team", "", "NoSchedule")]
     tolerations = nvidia_dra_values("eks", taints)["kubeletPlugin"]["tolerations"]
     for taint in taints:
-        assert any(covers(t, taint) for t in tolerations), taint
+        assert any(toleration_tolerates(t, taint) for t in tolerations), taint
     assert all("key" in t for t in tolerations), "never a blanket toleration"
 
 
-def test_covers_follows_kubernetes_matching():
+def test_toleration_matching_follows_kubernetes():
     taint = NodeTaint("k", "v", "NoSchedule")
-    assert covers({"key": "k", "operator": "Exists"}, taint)
-    assert covers({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, taint)
-    assert not covers({"key": "k", "operator": "Equal", "value": "w"}, taint)
-    assert not covers({"key": "k", "operator": "Exists", "effect": "NoExecute"}, taint)
-    assert not covers({"key": "other", "operator": "Exists"}, taint)
+    assert toleration_tolerates({"key": "k", "operator": "Exists"}, taint)
+    assert toleration_tolerates({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, taint)
+    assert not toleration_tolerates({"key": "k", "operator": "Equal", "value": "w"}, taint)
+    assert not toleration_tolerates({"key": "k", "operator": "Exists", "effect": "NoExecute"}, taint)
+    assert not toleration_tolerates({"key": "other", "operator": "Exists"}, taint)
 
 
 def test_tolerations_are_not_repeated():
@@ -93,7 +89,7 @@ def test_stack_values_are_merged_over_the_projects_like_helm():
     assert values["kubeletPlugin"]["priorityClassName"] == "x"
     assert values["kubeletPlugin"]["affinity"], "maps merge, the rest of kubeletPlugin stays"
     assert values["logVerbosity"] == "6"
-    assert deep_merge({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}, "lists replace, as in Helm"
+    assert merge({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}, "lists replace, as in Helm"
 
 
 def test_for_stack_collects_the_dra_gpu_pools_taints_only():
@@ -106,11 +102,12 @@ def test_for_stack_collects_the_dra_gpu_pools_taints_only():
                         "taints": [{"key": "legacy", "value": "yes"}]},
         },
     })
-    args = NvidiaDraDriverArgs.for_stack(cfg)
-    keys = {t.key for t in args.taints}
+    args = arguments.nvidia_dra(cfg).args
+    keys = {t["key"] for t in args["node_taints"]}
     assert "team" in keys and "nvidia.com/gpu" in keys
     assert "legacy" not in keys, "a dra: false pool is not the DRA plugin's business"
-    assert args.cloud == "gke" and args.resource_quota is False
+    assert args["cloud"] == "gke"
+    assert args.get("resource_quota", clouds.profile("gke").nvidia_dra_quota_by_default) is False
 
 
 # ---- the component, EKS variant, under mocks ----
@@ -127,8 +124,8 @@ def eks_driver() -> dict[str, Captured]:
         provider = pulumi.ProviderResource("kubernetes", "eks-k8s", {})
         NvidiaDraDriver(
             "nvidia-dra",
-            NvidiaDraDriverArgs(cloud="eks", chart=CHART.model_copy(update={"namespace": "nvidia"}),
-                                taints=(EKS_GPU_TAINT,), resource_quota=True),
+            NvidiaDraDriverArgs(**{**CHART, "namespace": "nvidia"}, node_taints=[EKS_GPU_TAINT.as_dict()],
+                                resource_quota=True),
             opts=pulumi.ResourceOptions(providers=[provider]),
         )
 
@@ -158,10 +155,14 @@ def test_eks_component_children_use_the_given_provider(eks_driver):
 
 
 def test_an_unpinnable_chart_is_refused():
-    from stacks.loader import ConfigError
-
     def build():
-        NvidiaDraDriver("bad", NvidiaDraDriverArgs(cloud="gke", chart=CHART.model_copy(update={"chart": "dra-driver"})))
+        NvidiaDraDriver("bad", NvidiaDraDriverArgs(**{**CHART, "cloud": "gke", "chart": "dra-driver"}))
 
-    with pytest.raises(ConfigError, match="drivers.nvidiaDra.chart"):
+    with pytest.raises(ComponentArgsError, match=r"- chart: use an oci:// chart reference"):
         _run_component(build)
+    stack = {"cluster": {"cloud": "gke", "name": "c", "location": "us-central1", "zones": ["us-central1-c"]},
+             "nodePools": {"l4": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}},
+             "drivers": {"nvidiaDra": {**CHART, "chart": "dra-driver"}}}
+    stack["drivers"]["nvidiaDra"].pop("cloud")
+    with pytest.raises(ConfigError, match=r"drivers\.nvidiaDra\.chart: use an oci:// chart reference"):
+        run_program(stack)

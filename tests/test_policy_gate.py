@@ -37,7 +37,7 @@ def broken_gke_plan() -> dict:
 def test_analyzer_info_lists_every_rule_with_its_level(pack):
     info = pack.info()
     assert info.name == "gpu-fungibility-policies"
-    assert info.version == "0.1.0"  # PulumiPolicy.yaml's version, as the CLI reports it
+    assert info.version == "0.2.0"  # PulumiPolicy.yaml's version, as the CLI reports it
     assert {p.name: p.level for p in info.policies} == EXPECTED_LEVELS
     kinds = {p.name: p.kind for p in info.policies}
     assert kinds["dra-device-plugin-isolation"] == "stack" and kinds["pinned-charts"] == "resource"
@@ -101,7 +101,7 @@ def test_bad_policy_config(pack, config, message):
 
 def test_render_markdown(pack):
     markdown = render_markdown(run_gate(broken_gke_plan(), pack=pack))
-    assert markdown.startswith("### Policy pack `gpu-fungibility-policies` 0.1.0: **failed**")
+    assert markdown.startswith("### Policy pack `gpu-fungibility-policies` 0.2.0: **failed**")
     assert "| `dra-device-plugin-isolation` | mandatory | 1 violation(s) |" in markdown
     assert "| `pinned-charts` | mandatory | pass |" in markdown
     assert "- **[advisory] accelerator-pools-spot** `urn:pulumi:test::" in markdown

@@ -1,10 +1,9 @@
 """Kubernetes node-selection semantics the isolation rules rely on."""
 
 import pytest
-
-from policies.k8s_scheduling import (
+from gpu_fungibility.node_selection import (
+    NodeTaint,
     PodPlacement,
-    Taint,
     evaluate,
     node_selector_matches,
     requirement_matches,
@@ -79,28 +78,28 @@ def test_node_selector_map_needs_every_pair():
 
 
 @pytest.mark.parametrize(("toleration", "taint", "expected"), [
-    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, Taint("nvidia.com/gpu", "present"), True),
-    ({"key": "nvidia.com/gpu", "operator": "Exists"}, Taint("nvidia.com/gpu", "x", "NoExecute"), True),  # any effect
-    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}, Taint("nvidia.com/gpu", "present"), False),
-    ({"operator": "Exists"}, Taint("anything", "v", "NoExecute"), True),  # empty key + Exists: all taints
-    ({"operator": "Exists", "effect": "NoSchedule"}, Taint("anything", "v", "NoExecute"), False),
-    ({"key": "a", "operator": "Equal", "value": "b", "effect": "NoSchedule"}, Taint("a", "b"), True),
-    ({"key": "a", "value": "b"}, Taint("a", "b"), True),  # operator defaults to Equal
-    ({"key": "a", "operator": "Equal", "value": "c"}, Taint("a", "b"), False),
-    ({"key": "a", "operator": "Equal"}, Taint("a", ""), True),
-    ({"key": "other", "operator": "Exists"}, Taint("a", "b"), False),
+    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, NodeTaint("nvidia.com/gpu", "present"), True),
+    ({"key": "nvidia.com/gpu", "operator": "Exists"}, NodeTaint("nvidia.com/gpu", "x", "NoExecute"), True),  # any effect
+    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}, NodeTaint("nvidia.com/gpu", "present"), False),
+    ({"operator": "Exists"}, NodeTaint("anything", "v", "NoExecute"), True),  # empty key + Exists: all taints
+    ({"operator": "Exists", "effect": "NoSchedule"}, NodeTaint("anything", "v", "NoExecute"), False),
+    ({"key": "a", "operator": "Equal", "value": "b", "effect": "NoSchedule"}, NodeTaint("a", "b"), True),
+    ({"key": "a", "value": "b"}, NodeTaint("a", "b"), True),  # operator defaults to Equal
+    ({"key": "a", "operator": "Equal", "value": "c"}, NodeTaint("a", "b"), False),
+    ({"key": "a", "operator": "Equal"}, NodeTaint("a", ""), True),
+    ({"key": "other", "operator": "Exists"}, NodeTaint("a", "b"), False),
 ])
 def test_toleration_matching(toleration, taint, expected):
     assert toleration_tolerates(toleration, taint) is expected
 
 
 def test_prefer_no_schedule_never_blocks():
-    taints = [Taint("soft", "x", "PreferNoSchedule"), Taint("hard", "x", "NoSchedule")]
-    assert untolerated_taints([], taints) == [Taint("hard", "x", "NoSchedule")]
+    taints = [NodeTaint("soft", "x", "PreferNoSchedule"), NodeTaint("hard", "x", "NoSchedule")]
+    assert untolerated_taints([], taints) == [NodeTaint("hard", "x", "NoSchedule")]
 
 
 def test_cloud_effect_spelling():
-    assert taint_from_api({"key": "k", "value": "v", "effect": "NO_SCHEDULE"}) == Taint("k", "v", "NoSchedule")
+    assert taint_from_api({"key": "k", "value": "v", "effect": "NO_SCHEDULE"}) == NodeTaint("k", "v", "NoSchedule")
     assert taint_from_api({"key": "k", "effect": "NO_EXECUTE"}).effect == "NoExecute"
     assert taint_from_api({"key": "k", "effect": "PreferNoSchedule"}).effect == "PreferNoSchedule"
 
@@ -113,9 +112,9 @@ def test_evaluate_gives_every_reason():
         tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     )
     ok = evaluate(placement, {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.dra": "true"},
-                  [Taint("nvidia.com/gpu", "present")])
+                  [NodeTaint("nvidia.com/gpu", "present")])
     assert ok.runs and ok.reasons == ()
-    bad = evaluate(placement, {"x": "y"}, [Taint("cloud.google.com/compute-class", "ccc")])
+    bad = evaluate(placement, {"x": "y"}, [NodeTaint("cloud.google.com/compute-class", "ccc")])
     assert not bad.runs
     assert any("nodeSelector" in r for r in bad.reasons)
     assert any("nvidia.com/gpu.dra In [true]" in r and "no nvidia.com/gpu.dra label" in r for r in bad.reasons)
@@ -123,6 +122,6 @@ def test_evaluate_gives_every_reason():
 
 
 def test_daemon_pods_get_the_controllers_default_tolerations():
-    node_taints = [Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]
+    node_taints = [NodeTaint("node.kubernetes.io/unschedulable", "", "NoSchedule")]
     assert evaluate(PodPlacement({}, None, []), {}, node_taints).runs
     assert not evaluate(PodPlacement({}, None, [], daemon=False), {}, node_taints).runs

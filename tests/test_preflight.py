@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpu_fungibility import catalog
 from moto import mock_aws
 
-from components import catalog
 from preflight.__main__ import main
 
 BASE = {

@@ -7,11 +7,12 @@ import json
 
 import kubernetes_validate
 import pytest
+from gpu_fungibility import dra_wiring
+from gpu_fungibility.clouds import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE, GKE_LB_TYPE
 from pulumi.runtime import rpc
 
-from components import dra_wiring
-from components.workload import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE, GKE_LB_TYPE
 from offline_plan.run import SECRET_MASK, read_stack_file
+from stacks import arguments
 from stacks.config import DEFAULT_GPU_IMAGE, DEFAULT_TPU_IMAGE
 from stacks.loader import ConfigError, parse_stack_config
 from tests.in_cluster_harness import EKS_BASE, FAKE_TOKEN, STAND_IN_DRIVER, run_in_cluster
@@ -79,11 +80,12 @@ SCENARIOS = {
 def test_pods_tolerate_every_taint_of_every_pool_their_claim_can_use(scenario):
     raw = SCENARIOS[scenario]()
     cfg = parse_stack_config(raw)
+    specs = arguments.pool_specs(cfg)
     run = run_in_cluster(raw)
     for name, workload in cfg.workloads.items():
         pod = pod_of(run, name)
         for pool in cfg.placement_pools(workload):
-            for taint in dra_wiring.node_taints(cfg, pool):
+            for taint in dra_wiring.node_taints(cfg.cluster.cloud, specs[pool]):
                 assert tolerates(pod["tolerations"], taint), f"{scenario}/{name} on {pool}: {taint}"
 
 
@@ -110,11 +112,12 @@ def test_gke_compute_class_workload_selects_the_class_as_in_seed_000():
 def test_gke_node_selector_values_are_labels_the_pool_nodes_carry():
     raw = read_stack_file("dev").namespace_config
     cfg = parse_stack_config(raw)
+    specs = arguments.pool_specs(cfg)
     run = run_in_cluster(raw)
     for name, workload in cfg.workloads.items():
         selector = pod_of(run, name)["nodeSelector"]
         for pool in cfg.placement_pools(workload):
-            labels = dra_wiring.node_labels(cfg, pool)
+            labels = dra_wiring.node_labels(cfg.cluster.cloud, specs[pool])
             assert all(labels.get(k) == v for k, v in selector.items()), f"{name}: {selector} vs {pool}"
 
 
@@ -125,8 +128,9 @@ def test_eks_workload_is_held_to_the_dra_pools_its_claim_can_use():
     cfg = parse_stack_config(raw)
     pod = pod_of(run_in_cluster(raw), "serve")
     assert pod["nodeSelector"] == {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.dra": "true"}
+    specs = arguments.pool_specs(cfg)
     for pool in cfg.node_pools:
-        labels = dra_wiring.node_labels(cfg, pool)
+        labels = dra_wiring.node_labels(cfg.cluster.cloud, specs[pool])
         selected = all(labels.get(k) == v for k, v in pod["nodeSelector"].items())
         assert selected == (pool in ("l40s", "a10g-4")), pool
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]

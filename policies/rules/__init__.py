@@ -15,16 +15,16 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.rules.capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
-from policies.rules.claims import validate_claim_follows_compute_class, validate_claim_shape
-from policies.rules.gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
-from policies.rules.placement import validate_device_plugin_isolation, validate_dra_pool_served
-from policies.rules.security import (
+from .capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
+from .claims import validate_claim_follows_compute_class, validate_claim_shape
+from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
+from .placement import validate_device_plugin_isolation, validate_dra_pool_served
+from .security import (
     validate_no_public_inference_endpoint,
     validate_pinned_charts,
     validate_secrets_from_secret_store,
 )
-from policies.rules.versions import validate_kubernetes_version
+from .versions import validate_kubernetes_version
 
 PACK_NAME = "gpu-fungibility-policies"
 MANDATORY = EnforcementLevel.MANDATORY

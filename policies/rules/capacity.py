@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from policies import facts
-from policies.rules.common import config_list
-from policies.stack_view import EKS_NODE_GROUP, GKE_NODE_POOL, Pool, eks_pool, gke_pool, res_of
+from .. import facts
+from ..stack_view import EKS_NODE_GROUP, GKE_NODE_POOL, Pool, eks_pool, gke_pool, res_of
+from .common import config_list
 
 
 def pool_of(args: ResourceValidationArgs) -> Pool | None:

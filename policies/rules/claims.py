@@ -27,13 +27,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
+from gpu_fungibility import clouds
+from gpu_fungibility.node_selection import PodPlacement, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from policies import facts
-from policies.cel import compile_error
-from policies.k8s_scheduling import PodPlacement, evaluate
-from policies.rules.common import pod_spec
-from policies.stack_view import WORKLOAD_KINDS, Pool, Res, StackView, dig
+from .. import facts
+from ..cel import compile_error
+from ..stack_view import WORKLOAD_KINDS, Pool, Res, StackView, dig
+from .common import pod_spec
 
 MAX_SUBREQUESTS = 8
 PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
@@ -291,10 +292,8 @@ def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
 def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
     """A workload pod's placement, with the toleration GKE adds to pods that select a compute class."""
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
-    compute_class = _compute_class_of(spec)
-    if cloud == "gke" and compute_class:
-        tolerations.append({"key": facts.GKE_COMPUTE_CLASS, "operator": "Equal", "value": compute_class,
-                            "effect": "NoSchedule"})
+    if cloud is not None:
+        tolerations += clouds.profile(cloud).implied_tolerations(spec.get("nodeSelector") or {})
     return PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), tolerations, daemon=False)
 
 
@@ -338,9 +337,8 @@ def _admission_checks(view: StackView, report_violation: ReportViolation) -> Non
 
 def validate_claim_follows_compute_class(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
-    if view.cloud == "eks":
-        _eks_checks(view, report_violation)
-    else:
-        _gke_checks(view, report_violation)
+    checks = {"eks": _eks_checks, "gke": _gke_checks}
+    if view.cloud is not None:
+        checks[clouds.profile(view.cloud).name](view, report_violation)
     _admission_checks(view, report_violation)
 

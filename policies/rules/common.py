@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policies.stack_view import WORKLOAD_KINDS, Res, dig
+from ..stack_view import WORKLOAD_KINDS, Res, dig
 
 
 def pod_spec(res: Res) -> dict[str, Any] | None:

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpu_fungibility import clouds
+from gpu_fungibility.node_selection import PodPlacement, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from policies.k8s_scheduling import PodPlacement, evaluate
-from policies.rules.common import containers, pod_spec
-from policies.stack_view import StackView, dig
+from ..stack_view import StackView, dig
+from .common import containers, pod_spec
 
 INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
 _INSTALLER_MARKERS = ("nvidia-driver-installer", "nvidia-installer")
@@ -42,7 +43,7 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
     view = StackView.from_policy_resources(args.resources)
     installers = [r for r in view.resources if _is_driver_installer(r)]
     for pool in view.pools:
-        if pool.cloud != "gke" or not pool.nvidia_dra_labelled:
+        if not clouds.profile(pool.cloud).library_installs_gpu_driver(dra=True) or not pool.nvidia_dra_labelled:
             continue
         if pool.gpu_driver_version != INSTALLATION_DISABLED:
             report_violation(
@@ -89,7 +90,7 @@ def _quota_admits(quota: Mapping[str, Any], priority_class: str) -> bool:
 
 def validate_gke_critical_priority_quota(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
-    if view.cloud != "gke":
+    if view.cloud is None or not clouds.profile(view.cloud).critical_pods_need_quota:
         return
     quotas = view.k8s("ResourceQuota")
     for release in view.releases:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_fungibility import clouds
+from gpu_fungibility.node_selection import Verdict, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from policies import facts
-from policies.charts import DriverRelease
-from policies.k8s_scheduling import Verdict, evaluate
-from policies.stack_view import Pool, StackView
+from .. import facts
+from ..charts import DriverRelease
+from ..stack_view import Pool, StackView
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,8 @@ def _dra_kind(pool: Pool) -> str:
 def plugins_on(pool: Pool, view: StackView) -> PoolPlugins:
     """Every device plugin and DRA kubelet plugin that would run on the pool's nodes."""
     device_plugins: list[str] = []
-    if pool.cloud == "gke" and pool.family == "gpu" and pool.node_labels.get(facts.GKE_NO_DEFAULT_DEVICE_PLUGIN) != "true":
-        device_plugins.append(
-            f"GKE's default NVIDIA device plugin (the pool lacks {facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true)")
-    if pool.cloud == "gke" and pool.family == "tpu" and pool.node_labels.get(facts.GKE_TPU_DRA_DRIVER) != "true":
-        device_plugins.append(f"GKE's default TPU device plugin (the pool lacks {facts.GKE_TPU_DRA_DRIVER}=true)")
-    if pool.cloud == "eks" and pool.family == "gpu" and pool.ami_type in facts.EKS_AMIS_WITH_DEVICE_PLUGIN:
-        device_plugins.append(f"the NVIDIA device plugin built into {pool.ami_type} nodes")
+    device_plugins += clouds.profile(pool.cloud).built_in_device_plugins(pool.family, pool.node_labels,
+                                                                          pool.ami_type)
     if pool.family == "gpu":
         for release in view.releases_of("nvidia-device-plugin"):
             if release.runs_device_plugin() and evaluate(release.plugin_placement(), pool.node_labels, pool.taints).runs:
@@ -95,8 +91,8 @@ def validate_dra_pool_served(args: StackValidationArgs, report_violation: Report
                 f"({why}), so claims for its devices would pend forever.",
                 pool.urn,
             )
-        elif (pool.cloud == "gke" and pool.family == "gpu"
-              and pool.node_labels.get(facts.GKE_NO_DEFAULT_DEVICE_PLUGIN) == "true"
+        elif (pool.family == "gpu" and (opt_out := clouds.profile(pool.cloud).default_device_plugin_opt_out)
+              and pool.node_labels.get(opt_out) == "true"
               and not found.dra_plugins and not found.device_plugins):
             report_violation(
                 f"{pool.title} disables GKE's default device plugin ({facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true) "

@@ -23,8 +23,8 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from policies.rules.common import config_list, containers, pod_spec
-from policies.stack_view import UNKNOWN, res_of
+from ..stack_view import UNKNOWN, res_of
+from .common import config_list, containers, pod_spec
 
 INTERNAL_LB_ANNOTATIONS = {
     "networking.gke.io/load-balancer-type": "internal",

@@ -11,7 +11,7 @@ import re
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from policies.stack_view import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
+from ..stack_view import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
 
 MIN_VERSION = (1, 34)
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?$")

@@ -1,0 +1,282 @@
+"""Everything that differs between the clouds, in one place per cloud.
+
+A :class:`CloudProfile` answers every cloud-specific question the library, the
+stack program, the simulator and the policy pack ask: which labels and taints
+the cloud puts on accelerator nodes and which the library must add, how a
+LoadBalancer Service is kept internal, how the fallback order is expressed,
+whether DRA pools can scale up from zero, which machine shapes carry which
+accelerators. :func:`profile` is the only dispatch on a cloud's name, and it
+refuses a cloud it does not know, so a new cloud can never silently inherit
+another cloud's labels or load-balancer annotations.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import catalog
+from . import wiring_keys as w
+from .errors import UnknownCloudError
+from .node_selection import NodeTaint
+
+if TYPE_CHECKING:
+    from .wiring_keys import PoolSpec
+
+Issues = list[tuple[str, str]]
+
+GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
+AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
+AWS_LB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+
+
+class CloudProfile:
+    """The questions every cloud answers; one subclass per cloud."""
+
+    name: str = ""
+    title: str = ""
+    #: Accelerator families the cloud offers.
+    families: tuple[str, ...] = ()
+    #: How the pools' fallback order reaches the autoscaler.
+    fallback_mechanism: str = ""
+    #: Whether the autoscaler can add the first node of an empty DRA pool for a pending claim.
+    dra_scales_from_zero: bool = False
+    #: Whether pools in a compute class carry the class's node label and taint.
+    compute_class_on_nodes: bool = False
+    #: Where the NVIDIA driver lives on the host (None: the chart's default root, ``/``).
+    nvidia_driver_root: str | None = None
+    #: Whether system-node-critical pods outside kube-system need a ResourceQuota admitting them.
+    critical_pods_need_quota: bool = False
+    #: Whether the NVIDIA DRA driver's namespace gets that ResourceQuota unless told otherwise.
+    nvidia_dra_quota_by_default: bool = False
+    #: The pool argument naming its machine shape(s): ``machine_type`` or ``instance_types``.
+    pool_machine_argument: str = ""
+    #: Whether a GPU pool that opts out of the cloud's own device plugin needs the library's plugins.
+    default_device_plugin_opt_out: str | None = None
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        raise NotImplementedError
+
+    def stack_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        """Labels the library sets on every node of the pool (the caller's labels last)."""
+        labels = dict(self.accelerator_labels(pool.family, pool.dra))
+        if pool.compute_class and self.compute_class_on_nodes:
+            labels[w.GKE_COMPUTE_CLASS] = pool.compute_class
+        if pool.on_demand_fallback:
+            labels[w.ON_DEMAND_FALLBACK] = "true"
+        labels.update(pool.labels)
+        return labels
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        raise NotImplementedError
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        raise NotImplementedError
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        raise NotImplementedError
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        raise NotImplementedError
+
+    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
+        """The ``nodeSelector`` that steers a workload's pods (and the autoscaler) to its pools."""
+        raise NotImplementedError
+
+    def implied_tolerations(self, node_selector: Mapping[str, str]) -> list[dict[str, str]]:
+        """Tolerations the cloud adds to a pod by itself (GKE: a selected compute class's taint)."""
+        return []
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        """Device plugins the cloud itself runs on such nodes (descriptions; empty: none)."""
+        return []
+
+    def library_installs_gpu_driver(self, dra: bool) -> bool:
+        """Whether the NVIDIA driver of a GPU pool must be installed by the library (not the cloud)."""
+        return False
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        """Problems with a pool's machine(s) for its accelerator, as (argument, message)."""
+        raise NotImplementedError
+
+
+class Gke(CloudProfile):
+    name, title = "gke", "GKE"
+    families = ("gpu", "tpu")
+    fallback_mechanism = "ComputeClass priorities"
+    dra_scales_from_zero = True  # with cloud.google.com/gke-nvidia-gpu-dra-driver=true on the pool
+    compute_class_on_nodes = True
+    nvidia_driver_root = "/home/kubernetes/bin/nvidia/"  # where the COS driver installer puts it
+    critical_pods_need_quota = True
+    nvidia_dra_quota_by_default = False  # seed 000: priorityClassName "" instead
+    pool_machine_argument = "machine_type"
+    default_device_plugin_opt_out = w.GKE_NO_DEFAULT_DEVICE_PLUGIN
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        if family == "tpu":
+            return {w.GKE_TPU_DRA_DRIVER: "true"}
+        if not dra:
+            return {}  # GKE's own driver and device plugin serve the pool; nothing routes to it
+        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true", w.GKE_NO_DEFAULT_DEVICE_PLUGIN: "true",
+                w.GKE_GPU_DRA_DRIVER: "true"}
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        return [NodeTaint(w.GKE_COMPUTE_CLASS, pool.compute_class, "NoSchedule")] if pool.compute_class else []
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        labels = {w.GKE_NODEPOOL: pool.name}
+        if pool.spot:
+            labels[w.GKE_SPOT] = "true"
+        if pool.family == "gpu":
+            labels[w.GKE_ACCELERATOR] = pool.accelerator_type
+        else:
+            labels[w.GKE_TPU_ACCELERATOR] = pool.accelerator_type
+            shape = catalog.gke_machine_shape(pool.machine_type or "")
+            topology = pool.topology or (shape.topology if shape else None)
+            if topology:
+                labels[w.GKE_TPU_TOPOLOGY] = topology
+        return labels
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        # GKE taints accelerator nodes in clusters that also have CPU pools.
+        key = w.GPU_TAINT_KEY if pool.family == "gpu" else w.TPU_TAINT_KEY
+        return [NodeTaint(key, "present", "NoSchedule")]
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        return {} if public else {GKE_LB_TYPE: "Internal"}
+
+    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
+        if compute_class:
+            return {w.GKE_COMPUTE_CLASS: compute_class}
+        return {w.GKE_NODEPOOL: pools[0].name} if pools else None
+
+    def implied_tolerations(self, node_selector: Mapping[str, str]) -> list[dict[str, str]]:
+        # GKE gives pods that select a compute class the toleration for that class's taint
+        # (seed 000's pod tolerates only nvidia.com/gpu and lands on the tainted pools).
+        compute_class = node_selector.get(w.GKE_COMPUTE_CLASS)
+        if not compute_class:
+            return []
+        return [{"key": w.GKE_COMPUTE_CLASS, "operator": "Equal", "value": compute_class, "effect": "NoSchedule"}]
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        if family == "gpu" and node_labels.get(w.GKE_NO_DEFAULT_DEVICE_PLUGIN) != "true":
+            return [f"GKE's default NVIDIA device plugin (the pool lacks {w.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true)"]
+        if family == "tpu" and node_labels.get(w.GKE_TPU_DRA_DRIVER) != "true":
+            return [f"GKE's default TPU device plugin (the pool lacks {w.GKE_TPU_DRA_DRIVER}=true)"]
+        return []
+
+    def library_installs_gpu_driver(self, dra: bool) -> bool:
+        # gpuDriverVersion INSTALLATION_DISABLED on DRA pools: GKE installs neither driver nor device plugin.
+        return dra
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        machine = machine_types[0] if machine_types else ""
+        if not machine:
+            return [("machine_type", "required on GKE (e.g. a2-ultragpu-1g)")]
+        shape = catalog.gke_machine_shape(machine)
+        if shape:
+            if shape.accelerator != accelerator_type or shape.count != accelerator_count:
+                return [("accelerator", f"{machine} carries {shape.count} x {shape.accelerator}, "
+                                        f"not {accelerator_count} x {accelerator_type}")]
+            if topology and shape.topology and topology != shape.topology:
+                return [("topology", f"{machine} has topology {shape.topology}")]
+            return []
+        attachable = catalog.gke_attachable(machine)
+        if attachable and attachable[0] == accelerator_type:
+            if accelerator_count not in attachable[1]:
+                return [("accelerator_count", f"{accelerator_type} attaches in counts of {attachable[1]}")]
+            return []
+        known = sorted(s for s, m in catalog.GKE_MACHINES.items() if m.accelerator == accelerator_type)
+        hint = (f"machine types for {accelerator_type}: {', '.join(known)}" if known
+                else "see the accelerator catalog")
+        return [("machine_type", f"{machine!r} is not a known machine for {accelerator_type}; {hint}")]
+
+
+class Eks(CloudProfile):
+    name, title = "eks", "EKS"
+    families = ("gpu",)
+    fallback_mechanism = "Cluster Autoscaler priority expander"
+    # The upstream autoscaler cannot describe the DRA devices of a node group with no nodes on AWS.
+    dra_scales_from_zero = False
+    compute_class_on_nodes = False
+    nvidia_driver_root = None  # the AL2023 NVIDIA AMI has the driver on the host
+    critical_pods_need_quota = False
+    nvidia_dra_quota_by_default = True  # seed 004 creates the quota on EKS
+    pool_machine_argument = "instance_types"
+
+    #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
+    AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        if family != "gpu":
+            return {}
+        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true"} if dra else {w.GPU_PRESENT: "true"}
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        return [NodeTaint(w.GPU_TAINT_KEY, "true", "NoSchedule")] if pool.family == "gpu" else []
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        return {w.EKS_NODEGROUP: pool.name, w.EKS_CAPACITY_TYPE: "SPOT" if pool.spot else "ON_DEMAND"}
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        return []
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        # ``aws-load-balancer-type``/``-scheme`` are read by the AWS Load Balancer Controller,
+        # ``aws-load-balancer-internal`` by the cloud provider's own service controller.
+        if public:
+            return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internet-facing"}
+        return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internal", AWS_LB_INTERNAL: "true"}
+
+    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
+        # The labels the library sets on every pool the claim can use (nvidia.com/gpu.dra=true and the
+        # caller's shared labels) keep pods and the Cluster Autoscaler off CPU and device-plugin groups.
+        if not pools:
+            return None
+        common = self.stack_labels(pools[0])
+        for pool in pools[1:]:
+            labels = self.stack_labels(pool)
+            common = {k: v for k, v in common.items() if labels.get(k) == v}
+        return common or None
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        if family == "gpu" and image_type in self.AMIS_WITH_DEVICE_PLUGIN:
+            return [f"the NVIDIA device plugin built into {image_type} nodes"]
+        return []
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        if family not in self.families:
+            return [("accelerator_type", "TPUs are only available on GKE")]
+        if not machine_types:
+            return [("instance_types", "required on EKS: one or more instance types (e.g. [g6e.xlarge])")]
+        issues: Issues = []
+        for i, itype in enumerate(machine_types):
+            shape = catalog.eks_instance_shape(itype)
+            if shape is None:
+                known = sorted(s for s, m in catalog.EKS_INSTANCES.items() if m.accelerator == accelerator_type)
+                issues.append((f"instance_types[{i}]", f"unknown GPU instance type {itype!r}; for "
+                                                       f"{accelerator_type}: {', '.join(known) or 'none'}"))
+            elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
+                issues.append((f"instance_types[{i}]",
+                               f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
+                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match"))
+        return issues
+
+
+PROFILES: dict[str, CloudProfile] = {p.name: p for p in (Gke(), Eks())}
+CLOUDS = tuple(PROFILES)
+
+
+def profile(cloud: "str | CloudProfile | Any") -> CloudProfile:
+    """The profile of a cloud (``"gke"``, ``"eks"``); any other name raises :class:`UnknownCloudError`."""
+    if isinstance(cloud, CloudProfile):
+        return cloud
+    found = PROFILES.get(str(getattr(cloud, "value", cloud)))
+    if found is None:
+        raise UnknownCloudError(cloud, CLOUDS)
+    return found

@@ -1,0 +1,582 @@
+"""From stack config to component arguments, and from argument names back to config keys.
+
+The library's components take narrow, typed arguments (:mod:`gpu_fungibility`)
+and report problems in their own argument names (``autoscaling.max_nodes``).
+This module is the one place that knows both sides: each builder returns the
+arguments of one component *and* a :class:`KeyPaths` that turns the
+component's argument paths back into the config key paths a user edits
+(``nodePools.a100.autoscaling.max``).
+
+:func:`argument_issues` runs every component's own check over the arguments
+the stack will pass, before anything is registered, so a stack reports every
+problem at once with its key path. Values that only exist once a resource is
+created (a cluster's name, a role's ARN) are stood in for by
+:data:`PENDING`: the checks never look inside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpu_fungibility import clouds, dra_wiring
+from gpu_fungibility.base import LibraryComponent
+from gpu_fungibility.claims import DeviceClassSpec, DraClaims
+from gpu_fungibility.cluster_autoscaler import ClusterAutoscaler
+from gpu_fungibility.compute_class import GkeComputeClass
+from gpu_fungibility.device_plugin import NvidiaDevicePlugin
+from gpu_fungibility.driver_installer import NvidiaDriverInstaller
+from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP, EksCluster
+from gpu_fungibility.eks_network import EksNetwork
+from gpu_fungibility.eks_node_groups import EksGpuNodeGroup
+from gpu_fungibility.gke_cluster import GkeCluster
+from gpu_fungibility.gke_network import GkeNetwork
+from gpu_fungibility.gke_pools import GkeGpuNodePool, GkeTpuNodePool
+from gpu_fungibility.node_selection import NodeTaint, unique_taints
+from gpu_fungibility.nvidia_dra import NvidiaDraDriver
+from gpu_fungibility.tpu_dra import TpuDraDriver
+from gpu_fungibility.workload import VllmWorkload, WorkloadNamespace
+
+if TYPE_CHECKING:
+    from stacks.config import HelmChart, NodePool, SharedClaim, StackConfig, Workload
+
+Issues = list[tuple[str, str]]
+
+#: Stands in for a value another resource provides, in up-front checks.
+PENDING = "(known after creation)"
+#: Key path of an argument built from the pools' own (the taints on their nodes): its problems are
+#: reported by the pool components' checks, at the pool's key, not again under a meaningless index.
+FROM_POOLS = None
+
+
+def _camel(segment: str) -> str:
+    head, *rest = segment.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _camel_path(path: str) -> str:
+    out, word = "", ""
+    for char in path:
+        if char in ".[":
+            out += _camel(word) + char
+            word = ""
+        else:
+            word += char
+    return out + _camel(word)
+
+
+@dataclass(frozen=True)
+class KeyPaths:
+    """Maps a component's argument paths to config key paths.
+
+    ``table`` maps an argument path prefix to a key under ``base`` (or, with a
+    leading ``/``, to an absolute key). The longest matching prefix wins and
+    the rest of the path is kept as is; an argument with no entry is the
+    camelCased argument path under ``base``. An argument mapped to
+    :data:`FROM_POOLS` has no key of its own (None).
+    """
+
+    base: str
+    table: Mapping[str, str | None] = field(default_factory=dict)
+
+    def __call__(self, arg_path: str) -> str | None:
+        for prefix in sorted(self.table, key=len, reverse=True):
+            if arg_path == prefix or arg_path.startswith((prefix + ".", prefix + "[")):
+                target = self.table[prefix]
+                if target is None:
+                    return None
+                rest = arg_path[len(prefix):]
+                if target.startswith("/"):
+                    return target[1:] + rest
+                return f"{self.base}.{target}{rest}" if target else f"{self.base}{rest}"
+        return f"{self.base}.{_camel_path(arg_path)}"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One component the stack will create: its class, resource name, arguments and key paths."""
+
+    component: type[LibraryComponent]
+    name: str
+    args: dict[str, Any]
+    paths: KeyPaths
+
+    def issues(self) -> Issues:
+        """The component's check, in key paths; problems of :data:`FROM_POOLS` arguments are left to the pools."""
+        return [(key, message) for path, message in self.component.check(self.name, self.args)
+                if (key := self.paths(path)) is not None]
+
+
+def _chart_args(chart: HelmChart) -> dict[str, Any]:
+    args: dict[str, Any] = {"chart": chart.chart, "version": chart.version, "namespace": chart.namespace,
+                            "values": dict(chart.values)}
+    if chart.repo:
+        args["repository"] = chart.repo
+    return args
+
+
+CHART_PATHS = {"repository": "repo", "values": "values"}  # values keys are the chart's own: kept as written
+
+# ---- pools ---------------------------------------------------------------------------------
+
+POOL_PATHS = {
+    "labels": "labels",  # label keys are kept as written (never camelCased)
+    "machine_type": "machineType",
+    "instance_types": "instanceTypes",
+    "accelerator_type": "accelerator.type",
+    "accelerator_count": "accelerator.count",
+    "topology": "accelerator.topology",
+    "accelerator": "accelerator",
+    "autoscaling.min_nodes": "autoscaling.min",
+    "autoscaling.max_nodes": "autoscaling.max",
+    "node_group_name": "",
+    "resource_labels": "/cluster.labels",
+    "tags": "/cluster.labels",
+    "location": "/cluster.location",
+}
+
+
+def node_group_name(cluster_name: str, pool_name: str) -> str:
+    """The EKS node group of a pool (and the component's resource name)."""
+    return f"{cluster_name}-{pool_name}"
+
+
+def _pool_common(cfg: StackConfig, pool_name: str) -> dict[str, Any]:
+    pool: NodePool = cfg.node_pools[pool_name]
+    args: dict[str, Any] = {
+        "accelerator_type": pool.accelerator.type,
+        "accelerator_count": pool.accelerator.count,
+        "spot": pool.spot,
+        "on_demand_fallback": pool.on_demand_fallback,
+        "dra": pool.dra,
+        "autoscaling": {"min_nodes": pool.autoscaling.min, "max_nodes": pool.autoscaling.max},
+        "disk_size_gb": pool.disk_size_gb,
+        "labels": dict(pool.labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
+    }
+    if pool.accelerator.topology:
+        args["topology"] = pool.accelerator.topology
+    compute_class = cfg.compute_class_of(pool_name)
+    if compute_class:
+        args["compute_class"] = compute_class
+    return args
+
+
+def gke_pool(cfg: StackConfig, pool_name: str, *, cluster: Any = PENDING, service_account: Any = PENDING,
+             project: Any = None) -> Planned:
+    pool = cfg.node_pools[pool_name]
+    args = {
+        **_pool_common(cfg, pool_name),
+        "cluster": cluster,
+        "location": cfg.cluster.location,
+        "zones": list(pool.zones or cfg.cluster.zones),
+        "machine_type": pool.machine_type or "",
+        "service_account": service_account,
+        "resource_labels": dict(cfg.cluster.labels),
+    }
+    if project is not None:
+        args["project"] = project
+    component = GkeTpuNodePool if pool.family == "tpu" else GkeGpuNodePool
+    return Planned(component, pool_name, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
+
+
+def eks_node_group(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PENDING, node_role_arn: Any = PENDING,
+                   subnet_ids: Any = (PENDING,)) -> Planned:
+    pool = cfg.node_pools[pool_name]
+    group = node_group_name(cfg.cluster.name, pool_name)
+    common = _pool_common(cfg, pool_name)
+    common.pop("compute_class", None)  # EKS orders node groups through the autoscaler, not node labels
+    args = {
+        **common,
+        "cluster_name": cluster_name,
+        "node_role_arn": node_role_arn,
+        "subnet_ids": list(subnet_ids) if isinstance(subnet_ids, tuple) else subnet_ids,
+        "instance_types": list(pool.instance_types or []),
+        "node_group_name": group,
+        "tags": {**cfg.cluster.labels, "gpu-fungibility/pool": pool_name},
+    }
+    return Planned(EksGpuNodeGroup, group, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
+
+
+def pool(cfg: StackConfig, pool_name: str) -> Planned:
+    """The pool's component on the stack's cloud."""
+    builders: dict[str, Callable[[StackConfig, str], Planned]] = {"gke": gke_pool, "eks": eks_node_group}
+    return builders[clouds.profile(cfg.cluster.cloud).name](cfg, pool_name)
+
+
+def pool_specs(cfg: StackConfig) -> dict[str, dra_wiring.PoolSpec]:
+    """Every pool as the DRA wiring sees it (the cloud's own pool name included), by config name."""
+    specs = {}
+    for name in cfg.node_pools:
+        planned = pool(cfg, name)
+        specs[name] = planned.component.spec(planned.name, planned.args)
+    return specs
+
+
+def node_taints(cfg: StackConfig, pool_names: list[str]) -> list[NodeTaint]:
+    """Every taint on the nodes of these pools (stack-set and cloud-added), first occurrence order."""
+    specs = pool_specs(cfg)
+    return unique_taints(t for name in pool_names for t in dra_wiring.node_taints(cfg.cluster.cloud, specs[name]))
+
+
+def _taint_dicts(taints: list[NodeTaint]) -> list[dict[str, str]]:
+    return [t.as_dict() for t in taints]
+
+
+def dra_gpu_pools(cfg: StackConfig) -> list[str]:
+    return [n for n, p in cfg.node_pools.items() if p.family == "gpu" and p.dra]
+
+
+def device_plugin_pools(cfg: StackConfig) -> list[str]:
+    return [n for n, p in cfg.node_pools.items() if p.family == "gpu" and not p.dra]
+
+
+def tpu_pools(cfg: StackConfig) -> list[str]:
+    return [n for n, p in cfg.node_pools.items() if p.family == "tpu"]
+
+
+def pools_needing_driver_installer(cfg: StackConfig) -> list[str]:
+    """GPU pools whose NVIDIA driver the stack installs (GKE DRA pools: GKE installs none there)."""
+    profile = clouds.profile(cfg.cluster.cloud)
+    return [n for n, p in cfg.node_pools.items() if p.family == "gpu" and profile.library_installs_gpu_driver(p.dra)]
+
+
+# ---- GKE -----------------------------------------------------------------------------------
+
+
+def gke_network(cfg: StackConfig, *, project: Any = None) -> Planned:
+    cluster, net = cfg.cluster, cfg.cluster.network
+    args: dict[str, Any] = {"name": cluster.name, "region": cluster.location, "cidr": net.cidr,
+                            "pods_cidr": net.pods_cidr, "services_cidr": net.services_cidr,
+                            "private_nodes": cluster.private_nodes}
+    if project is not None:
+        args["project"] = project
+    if net.existing_network:
+        args["existing_network"] = net.existing_network
+    if net.existing_subnetwork:
+        args["existing_subnetwork"] = net.existing_subnetwork
+    return Planned(GkeNetwork, "network", args, KeyPaths("cluster.network", {
+        "name": "/cluster.name", "region": "/cluster.location", "private_nodes": "/cluster.privateNodes"}))
+
+
+CLUSTER_PATHS = {
+    "labels": "labels",
+    "public_endpoint": "controlPlane.publicEndpoint",
+    "authorized_networks": "controlPlane.authorizedNetworks",
+    "admin_principals": "controlPlane.adminPrincipals",
+    "system_pool.min_nodes": "systemPool.min",
+    "system_pool.max_nodes": "systemPool.max",
+    "system_node_group.min_nodes": "systemPool.min",
+    "system_node_group.max_nodes": "systemPool.max",
+    "system_node_group": "systemPool",
+    "pods_cidr": "network.podsCidr",
+    "services_cidr": "network.servicesCidr",
+    "subnet_ids": "network.existingSubnetIds",
+    "region": "location",
+    "tags": "labels",
+}
+
+
+def gke_cluster(cfg: StackConfig, *, project: Any = PENDING, network: Any = PENDING, subnetwork: Any = PENDING,
+                pods_range_name: str | None = None, services_range_name: str | None = None) -> Planned:
+    cluster = cfg.cluster
+    args: dict[str, Any] = {
+        "name": cluster.name,
+        "location": cluster.location,
+        "zones": list(cluster.zones),
+        "project": project,
+        "network": network,
+        "subnetwork": subnetwork,
+        "pods_cidr": cluster.network.pods_cidr,
+        "services_cidr": cluster.network.services_cidr,
+        "kubernetes_version": cluster.kubernetes_version,
+        "release_channel": cluster.release_channel,
+        "private_nodes": cluster.private_nodes,
+        "public_endpoint": cluster.control_plane.public_endpoint,
+        "authorized_networks": list(cluster.control_plane.authorized_networks),
+        "deletion_protection": cluster.deletion_protection,
+        "labels": dict(cluster.labels),
+        "system_pool": {"machine_type": cluster.system_pool.machine_type, "min_nodes": cluster.system_pool.min,
+                        "max_nodes": cluster.system_pool.max, "disk_size_gb": cluster.system_pool.disk_size_gb},
+    }
+    if pods_range_name and services_range_name:
+        args["pods_range_name"], args["services_range_name"] = pods_range_name, services_range_name
+    return Planned(GkeCluster, "gke", args, KeyPaths("cluster", CLUSTER_PATHS))
+
+
+def driver_installer(cfg: StackConfig, node_pools: list[Any] | None = None) -> Planned:
+    pools = pools_needing_driver_installer(cfg)
+    images = cfg.drivers.nvidia_driver_installer
+    args = {
+        "node_pools": node_pools if node_pools is not None else list(pools),
+        "node_taints": _taint_dicts(node_taints(cfg, pools)),
+        "driver_version": images.driver_version,
+        "installer_image": images.installer_image,
+        "partition_image": images.partition_image,
+        "pause_image": images.pause_image,
+    }
+    return Planned(NvidiaDriverInstaller, "nvidia-driver-installer", args,
+                   KeyPaths("drivers.nvidiaDriverInstaller", {"node_pools": "/nodePools", "node_taints": FROM_POOLS}))
+
+
+def nvidia_dra(cfg: StackConfig) -> Planned:
+    chart = cfg.drivers.nvidia_dra
+    args = {"cloud": cfg.cluster.cloud, "node_taints": _taint_dicts(node_taints(cfg, dra_gpu_pools(cfg))),
+            **_chart_args(chart)}
+    name = {"gke": "nvidia-dra", "eks": "nvidia-dra-driver"}[clouds.profile(cfg.cluster.cloud).name]
+    return Planned(NvidiaDraDriver, name, args, KeyPaths("drivers.nvidiaDra", {
+        **CHART_PATHS, "cloud": "/cluster.cloud", "node_taints": FROM_POOLS}))
+
+
+def tpu_dra(cfg: StackConfig) -> Planned:
+    args = {"node_taints": _taint_dicts(node_taints(cfg, tpu_pools(cfg))), **_chart_args(cfg.drivers.tpu_dra)}
+    return Planned(TpuDraDriver, "tpu-dra", args, KeyPaths("drivers.tpuDra", {
+        **CHART_PATHS, "node_taints": FROM_POOLS}))
+
+
+def device_plugin(cfg: StackConfig) -> Planned:
+    return Planned(NvidiaDevicePlugin, "nvidia-device-plugin", _chart_args(cfg.drivers.nvidia_device_plugin),
+                   KeyPaths("drivers.nvidiaDevicePlugin", CHART_PATHS))
+
+
+def compute_class(cfg: StackConfig, class_name: str, node_pools: list[Any] | None = None) -> Planned:
+    cc = cfg.compute_classes[class_name]
+    args: dict[str, Any] = {"class_name": class_name,
+                            "node_pools": node_pools if node_pools is not None else list(cc.pools)}
+    if cc.consolidation_delay_minutes is not None:
+        args["consolidation_delay_minutes"] = cc.consolidation_delay_minutes
+    if cc.when_unsatisfiable:
+        args["when_unsatisfiable"] = cc.when_unsatisfiable
+    if cc.active_migration is not None:
+        args["optimize_rule_priority"] = cc.active_migration.optimize_rule_priority
+    return Planned(GkeComputeClass, class_name, args, KeyPaths(f"computeClasses.{class_name}", {
+        "node_pools": "pools", "optimize_rule_priority": "activeMigration.optimizeRulePriority",
+        "class_name": ""}))
+
+
+# ---- EKS -----------------------------------------------------------------------------------
+
+
+def eks_network(cfg: StackConfig) -> Planned:
+    cluster, net = cfg.cluster, cfg.cluster.network
+    args = {"cluster_name": cluster.name, "cidr": net.cidr, "zones": list(cluster.zones),
+            "existing_subnet_ids": list(net.existing_subnet_ids), "nat_gateway_per_zone": net.nat_gateway_per_zone,
+            "tags": dict(cluster.labels)}
+    return Planned(EksNetwork, f"{cluster.name}-network", args, KeyPaths("cluster.network", {
+        "cluster_name": "/cluster.name", "zones": "/cluster.zones", "tags": "/cluster.labels"}))
+
+
+def eks_cluster(cfg: StackConfig, *, subnet_ids: Any = (PENDING,)) -> Planned:
+    cluster = cfg.cluster
+    args = {
+        "name": cluster.name,
+        "region": cluster.location,
+        "subnet_ids": list(subnet_ids) if isinstance(subnet_ids, tuple) else subnet_ids,
+        "kubernetes_version": cluster.kubernetes_version,
+        "public_endpoint": cluster.control_plane.public_endpoint,
+        "authorized_networks": list(cluster.control_plane.authorized_networks),
+        "admin_principals": list(cluster.control_plane.admin_principals),
+        "deletion_protection": cluster.deletion_protection,
+        "tags": dict(cluster.labels),
+        "system_node_group": {"instance_types": list(cluster.system_pool.instance_types),
+                              "min_nodes": cluster.system_pool.min, "max_nodes": cluster.system_pool.max,
+                              "disk_size_gb": cluster.system_pool.disk_size_gb},
+    }
+    return Planned(EksCluster, cluster.name, args, KeyPaths("cluster", CLUSTER_PATHS))
+
+
+def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oidc_issuer: Any = PENDING,
+                       nodegroup_arn_prefix: Any = PENDING) -> Planned:
+    name = cfg.cluster.name
+    args = {
+        "cluster_name": name,
+        "region": cfg.cluster.location,
+        "oidc_provider_arn": oidc_provider_arn,
+        "oidc_issuer": oidc_issuer,
+        "nodegroup_arn_prefix": nodegroup_arn_prefix,
+        "system_node_group": node_group_name(name, SYSTEM_NODE_GROUP),
+        "fallback_orders": [[node_group_name(name, p) for p in cc.pools] for cc in cfg.compute_classes.values()],
+        "dynamic_resource_allocation": any(p.dra for p in cfg.node_pools.values()),
+        "kubernetes_version": cfg.cluster.kubernetes_version,
+        **_chart_args(cfg.drivers.cluster_autoscaler),
+    }
+    return Planned(ClusterAutoscaler, f"{name}-autoscaler", args, KeyPaths("drivers.clusterAutoscaler", {
+        **CHART_PATHS, "cluster_name": "/cluster.name", "region": "/cluster.location",
+        "kubernetes_version": "/cluster.kubernetesVersion", "fallback_orders": "/computeClasses"}))
+
+
+# ---- in the cluster ------------------------------------------------------------------------
+
+
+def workload_namespaces(cfg: StackConfig) -> list[str]:
+    """Every namespace the workloads and shared claims live in, in config order."""
+    names = [*(w.namespace for w in cfg.workloads.values()), *(c.namespace for c in cfg.shared_claims.values())]
+    return list(dict.fromkeys(names))
+
+
+def namespace(cfg: StackConfig, name: str, hf_token: Any = None) -> Planned:
+    args: dict[str, Any] = {"namespace": name}
+    if hf_token is not None:
+        args["hf_token"] = hf_token
+    users = [f"workloads.{w}.namespace" for w, wl in cfg.workloads.items() if wl.namespace == name]
+    users += [f"sharedClaims.{c}.namespace" for c, sc in cfg.shared_claims.items() if sc.namespace == name]
+    return Planned(WorkloadNamespace, f"ns-{name}", args, KeyPaths("", {"namespace": "/" + users[0],
+                                                                          "hf_token": "/hfToken"}))
+
+
+def _placement_claim(cfg: StackConfig, target: Workload | SharedClaim, device_class: str | None) -> dict[str, Any]:
+    claim: dict[str, Any] = {"namespace": target.namespace}
+
+    def alternative(pool_name: str) -> dict[str, Any]:
+        pool = cfg.node_pools[pool_name]
+        alt: dict[str, Any] = {"accelerator_type": pool.accelerator.type, "count": pool.accelerator.count}
+        if device_class:
+            alt["device_class"] = device_class
+        return alt
+
+    if target.compute_class:
+        claim["alternatives"] = [{"name": p, **alternative(p)} for p in cfg.compute_classes[target.compute_class].pools]
+    elif target.pool:
+        claim["exactly"] = alternative(target.pool)
+    return claim
+
+
+def _claim_paths(cfg: StackConfig, base: str, target: Workload | SharedClaim) -> dict[str, str]:
+    group = f"/computeClasses.{target.compute_class}.pools" if target.compute_class else f"/{base}.pool"
+    return {"namespace": f"/{base}.namespace", "alternatives": group, "exactly": f"/{base}.pool",
+            "mig.slices": f"/{base}.mig", "mig": f"/{base}.mig"}
+
+
+def dra_claims(cfg: StackConfig) -> Planned:
+    """Every DeviceClass, shared claim and claim template of the stack, in one component."""
+    device_classes = {
+        name: {"driver": dc.driver, **({"min_memory_gi": dc.min_memory_gi} if dc.min_memory_gi else {}),
+               "product_names": list(dc.product_names), "architectures": list(dc.architectures),
+               "expressions": list(dc.expressions)}
+        for name, dc in cfg.device_classes.items()
+    }
+    table: dict[str, str | None] = {f"device_classes.{n}": f"/deviceClasses.{n}" for n in cfg.device_classes}
+    for n in cfg.device_classes:
+        table.update({f"device_classes.{n}.{arg}": f"/deviceClasses.{n}.{_camel(arg)}"
+                      for arg in DeviceClassSpec.__annotations__})
+    shared = {}
+    for name, claim in cfg.shared_claims.items():
+        shared[name] = _placement_claim(cfg, claim, claim.device_class)
+        for arg, key in _claim_paths(cfg, f"sharedClaims.{name}", claim).items():
+            table[f"shared_claims.{name}.{arg}"] = key
+        table[f"shared_claims.{name}"] = f"/sharedClaims.{name}"
+        if claim.device_class:
+            count = len(shared[name].get("alternatives") or [None])
+            for i in range(count):
+                where = f"alternatives[{i}]" if "alternatives" in shared[name] else "exactly"
+                table[f"shared_claims.{name}.{where}.device_class"] = f"/sharedClaims.{name}.deviceClass"
+    templates = {}
+    for name, wl in cfg.workloads.items():
+        if wl.shared_claim:
+            continue
+        if wl.mig is not None:
+            templates[name] = {"namespace": wl.namespace, "mig": {
+                "accelerator_type": cfg.node_pools[wl.pool].accelerator.type if wl.pool else "",
+                "slices": [{"name": s.name, "profile": s.profile} for s in wl.mig]}}
+        else:
+            templates[name] = _placement_claim(cfg, wl, None)
+        for arg, key in _claim_paths(cfg, f"workloads.{name}", wl).items():
+            table[f"claim_templates.{name}.{arg}"] = key
+        table[f"claim_templates.{name}"] = f"/workloads.{name}"
+    args = {"device_classes": device_classes, "shared_claims": shared, "claim_templates": templates}
+    return Planned(DraClaims, "dra-claims", args, KeyPaths("", table))
+
+
+def workload_claim(cfg: StackConfig, name: str) -> dict[str, Any]:
+    """How the workload's pods reference their claim: its template, or the shared claim it names."""
+    from gpu_fungibility.claims import template_name
+
+    wl = cfg.workloads[name]
+    return {"claim_name": wl.shared_claim} if wl.shared_claim else {"template_name": template_name(name)}
+
+
+def workload_pools(cfg: StackConfig, name: str) -> list[str]:
+    return cfg.placement_pools(cfg.workloads[name])
+
+
+def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) -> Planned:
+    wl = cfg.workloads[name]
+    profile = clouds.profile(cfg.cluster.cloud)
+    pools = workload_pools(cfg, name)
+    specs = pool_specs(cfg)
+    target = cfg.shared_claims[wl.shared_claim] if wl.shared_claim else wl
+    args: dict[str, Any] = {
+        "namespace": wl.namespace,
+        "accelerator_family": cfg.family_of(wl),
+        "claim": workload_claim(cfg, name),
+        "replicas": wl.replicas,
+        "port": wl.port,
+        "extra_args": list(wl.extra_args),
+        "tolerate_taints": _taint_dicts(node_taints(cfg, pools)),
+        "service": {"type": wl.service.type, "public": wl.service.public, "port": wl.service.port},
+        "cloud": profile.name,
+    }
+    selector = profile.workload_node_selector([specs[p] for p in pools], target.compute_class)
+    if selector:
+        args["node_selector"] = selector
+    optional = {"model": wl.model, "image": wl.image, "max_model_len": wl.max_model_len,
+                "gpu_memory_utilization": wl.gpu_memory_utilization, "hf_secret_name": hf_secret_name}
+    args.update({k: v for k, v in optional.items() if v is not None})
+    if wl.mig is not None:
+        args["mig_servers"] = [{"name": s.name, "model": s.model, "port": s.port, "extra_args": list(s.extra_args)}
+                               for s in wl.mig]
+    return Planned(VllmWorkload, name, args, KeyPaths(f"workloads.{name}", {
+        "mig_servers": "mig", "accelerator_family": "", "tolerate_taints": FROM_POOLS, "claim": "",
+        "cloud": "/cluster.cloud"}))
+
+
+# ---- every component of a stack ------------------------------------------------------------
+
+
+def _gke_components(cfg: StackConfig) -> list[Planned]:
+    planned = [gke_network(cfg), gke_cluster(cfg), *(gke_pool(cfg, p) for p in cfg.node_pools)]
+    if pools_needing_driver_installer(cfg):
+        planned.append(driver_installer(cfg))
+    if tpu_pools(cfg):
+        planned.append(tpu_dra(cfg))
+    return planned + [compute_class(cfg, c) for c in cfg.compute_classes]
+
+
+def _eks_components(cfg: StackConfig) -> list[Planned]:
+    planned = [eks_network(cfg), eks_cluster(cfg), *(eks_node_group(cfg, p) for p in cfg.node_pools)]
+    if device_plugin_pools(cfg):
+        planned.append(device_plugin(cfg))
+    return [*planned, cluster_autoscaler(cfg)]
+
+
+def planned_components(cfg: StackConfig) -> list[Planned]:
+    """Every component the stack will create, with plain stand-ins for other resources' outputs."""
+    planned = {"gke": _gke_components, "eks": _eks_components}[clouds.profile(cfg.cluster.cloud).name](cfg)
+    if dra_gpu_pools(cfg):
+        planned.append(nvidia_dra(cfg))
+    if cfg.workloads or cfg.device_classes or cfg.shared_claims:
+        planned += [namespace(cfg, ns) for ns in workload_namespaces(cfg)]
+        planned.append(dra_claims(cfg))
+        planned += [workload(cfg, w) for w in cfg.workloads]
+    return planned
+
+
+def argument_issues(cfg: StackConfig) -> Issues:
+    """Every component's own check over the arguments the stack passes, in config key paths."""
+    issues: Issues = []
+    for planned in planned_components(cfg):
+        issues += planned.issues()
+    return list(dict.fromkeys(issues))
+
+
+def create(planned: Planned, opts: Any = None) -> Any:
+    """Construct the planned component; an argument error is reported as a config error with key paths."""
+    from gpu_fungibility.errors import ComponentArgsError
+
+    from stacks.loader import ConfigError
+
+    try:
+        return planned.component(planned.name, planned.args, opts=opts)
+    except ComponentArgsError as exc:
+        raise ConfigError([(planned.paths(path) or "nodePools", message) for path, message in exc.issues]) from None
