@@ -262,7 +262,7 @@ def workload_issues(args: Mapping[str, Any]) -> Issues:
     if servers is None and not args.get("model"):
         issues.append(("model", "required: the Hugging Face model id to serve"))
     if servers is not None and args.get("model"):
-        issues.append(("model", "MIG servers serve one model each: set mig_servers[].model and remove model"))
+        issues.append(("model", "MIG servers serve one model each: give each MIG server its model and remove this one"))
     for i, server in enumerate(servers or []):
         for j, arg in enumerate(server.get("extra_args") or []):
             if entrypoint.conflicting_flags([arg]):

@@ -81,15 +81,11 @@ def main(argv: list[str] | None = None) -> int:
 def _load(stack: str, stack_dir: Path):
     """The stack's parsed config, or an exit code after printing why it cannot be read."""
     from offline_plan.run import read_stack_file
-    from stacks import composition_issues
     from stacks.loader import ConfigError, parse_stack_config
 
     try:
         stack_file = read_stack_file(stack, stack_dir)
-        cfg = parse_stack_config(stack_file.namespace_config)
-        issues = composition_issues(cfg)  # the components' own checks (pool shapes, ...), as the loader runs them
-        if issues:
-            raise ConfigError(issues)
+        cfg = parse_stack_config(stack_file.namespace_config)  # the components' checks included
     except FileNotFoundError as exc:
         return _fail(f"preflight: {exc}")
     except ConfigError as exc:

@@ -462,6 +462,8 @@ def dra_claims(cfg: StackConfig) -> Planned:
                       for arg in DeviceClassSpec.__annotations__})
     shared = {}
     for name, claim in cfg.shared_claims.items():
+        if not resolvable(cfg, claim):
+            continue
         shared[name] = _placement_claim(cfg, claim, claim.device_class)
         for arg, key in _claim_paths(cfg, f"sharedClaims.{name}", claim).items():
             table[f"shared_claims.{name}.{arg}"] = key
@@ -473,7 +475,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
                 table[f"shared_claims.{name}.{where}.device_class"] = f"/sharedClaims.{name}.deviceClass"
     templates = {}
     for name, wl in cfg.workloads.items():
-        if wl.shared_claim:
+        if wl.shared_claim or not resolvable(cfg, wl):
             continue
         if wl.mig is not None:
             templates[name] = {"namespace": wl.namespace, "mig": {
@@ -534,31 +536,58 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
 # ---- every component of a stack ------------------------------------------------------------
 
 
-def _gke_components(cfg: StackConfig) -> list[Planned]:
-    planned = [gke_network(cfg), gke_cluster(cfg), *(gke_pool(cfg, p) for p in cfg.node_pools)]
+def _gke_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
+    planned: list[Callable[[], Planned]] = [lambda: gke_network(cfg), lambda: gke_cluster(cfg)]
+    planned += [lambda p=p: gke_pool(cfg, p) for p in cfg.node_pools]
     if pools_needing_driver_installer(cfg):
-        planned.append(driver_installer(cfg))
+        planned.append(lambda: driver_installer(cfg))
     if tpu_pools(cfg):
-        planned.append(tpu_dra(cfg))
-    return planned + [compute_class(cfg, c) for c in cfg.compute_classes]
+        planned.append(lambda: tpu_dra(cfg))
+    return planned + [lambda c=c: compute_class(cfg, c) for c in cfg.compute_classes]
 
 
-def _eks_components(cfg: StackConfig) -> list[Planned]:
-    planned = [eks_network(cfg), eks_cluster(cfg), *(eks_node_group(cfg, p) for p in cfg.node_pools)]
+def _eks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
+    planned: list[Callable[[], Planned]] = [lambda: eks_network(cfg), lambda: eks_cluster(cfg)]
+    planned += [lambda p=p: eks_node_group(cfg, p) for p in cfg.node_pools]
     if device_plugin_pools(cfg):
-        planned.append(device_plugin(cfg))
-    return [*planned, cluster_autoscaler(cfg)]
+        planned.append(lambda: device_plugin(cfg))
+    return [*planned, lambda: cluster_autoscaler(cfg)]
+
+
+def resolvable(cfg: StackConfig, target: Workload | SharedClaim) -> bool:
+    """Whether every pool, compute class and shared claim the target names exists and its pools'
+    accelerators are known (the config rules and the pools' checks report what is not)."""
+    shared = getattr(target, "shared_claim", None)
+    if shared:
+        return shared in cfg.shared_claims and resolvable(cfg, cfg.shared_claims[shared])
+    if target.compute_class:
+        cc = cfg.compute_classes.get(target.compute_class)
+        pools = list(cc.pools) if cc is not None else [None]
+    else:
+        pools = [target.pool]
+    # A pool with an unknown accelerator is reported by its own check; what it would serve is not checked twice.
+    return all(p in cfg.node_pools and cfg.node_pools[p].accelerator.known for p in pools)
 
 
 def planned_components(cfg: StackConfig) -> list[Planned]:
-    """Every component the stack will create, with plain stand-ins for other resources' outputs."""
-    planned = {"gke": _gke_components, "eks": _eks_components}[clouds.profile(cfg.cluster.cloud).name](cfg)
+    """Every component the stack will create, with plain stand-ins for other resources' outputs.
+
+    A workload or claim that names a pool, compute class or shared claim the config lacks is
+    left out: the config rules report the missing name, and the rest is still checked.
+    """
+    builders = {"gke": _gke_components, "eks": _eks_components}[clouds.profile(cfg.cluster.cloud).name](cfg)
     if dra_gpu_pools(cfg):
-        planned.append(nvidia_dra(cfg))
+        builders.append(lambda: nvidia_dra(cfg))
     if cfg.workloads or cfg.device_classes or cfg.shared_claims:
-        planned += [namespace(cfg, ns) for ns in workload_namespaces(cfg)]
-        planned.append(dra_claims(cfg))
-        planned += [workload(cfg, w) for w in cfg.workloads]
+        builders += [lambda ns=ns: namespace(cfg, ns) for ns in workload_namespaces(cfg)]
+        builders.append(lambda: dra_claims(cfg))
+        builders += [lambda w=w: workload(cfg, w) for w, wl in cfg.workloads.items() if resolvable(cfg, wl)]
+    planned = []
+    for build_one in builders:
+        try:
+            planned.append(build_one())
+        except KeyError:
+            continue  # a dangling name the config rules report
     return planned
 
 

@@ -55,10 +55,12 @@ def format_issues(issues: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def parse_stack_config(raw: dict[str, Any]) -> StackConfig:
+def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConfig:
     """Parse the namespace's keys (without the ``gpu-fungibility:`` prefix).
 
-    Raises ConfigError with every problem found.
+    Raises ConfigError with every problem found: the model's; then, once it parses, the
+    rules that span keys and the components' checks together. ``checks=False`` stops after the
+    model (for tools and tests that look at one part of a config on purpose).
     """
     issues: list[tuple[str, str]] = []
     for full_key in raw.get(MISSPELT_NAMESPACE, []):
@@ -73,9 +75,20 @@ def parse_stack_config(raw: dict[str, Any]) -> StackConfig:
     except ValidationError as exc:
         issues.extend(_issues_from(exc))
         raise ConfigError(issues) from None
+    if checks:
+        issues += config_issues(config)
     if issues:
         raise ConfigError(issues)
     return config
+
+
+def config_issues(config: StackConfig) -> list[tuple[str, str]]:
+    """What a well-formed config can still get wrong, all at once: the rules that span keys
+    (:mod:`stacks.rules`) and the components' own checks of the arguments built from it."""
+    from stacks import composition_issues
+    from stacks.rules import cross_field_issues
+
+    return list(dict.fromkeys([*cross_field_issues(config), *composition_issues(config)]))
 
 
 def load_stack() -> LoadedStack:
@@ -87,10 +100,6 @@ def load_stack() -> LoadedStack:
         config = parse_stack_config(raw)
     except ConfigError as exc:
         issues.extend(exc.issues)
-    else:
-        from stacks import composition_issues
-
-        issues.extend(composition_issues(config))
     if token_present and not token_secret:
         issues.append((TOKEN_KEY, f"is stored in plain text; store it as a secret: {SECRET_COMMAND}"))
     needs_token = bool(config and config.workloads)

@@ -101,7 +101,8 @@ def _compute_classes(cfg: StackConfig) -> Issues:
                 issues.append((f"{path}.pools[{i}]", f"no node pool named {pool_name!r} "
                                                      f"(nodePools has: {', '.join(cfg.node_pools) or 'none'})"))
                 continue
-            families.add(pool.family)
+            if pool.family:
+                families.add(pool.family)
             if not pool.dra:
                 issues.append((f"{path}.pools[{i}]", f"{pool_name} has dra: false; compute classes order DRA pools"))
             if pool_name in owner and owner[pool_name] != name:
@@ -154,6 +155,8 @@ def _workloads(cfg: StackConfig) -> Issues:
         if wl.min_accelerator_memory_gi:
             for i, pool_name in enumerate(pools):
                 pool = cfg.node_pools[pool_name]
+                if not pool.accelerator.known:
+                    continue  # the pool's own check reports the unknown type
                 total = _memory_gi(pool) * pool.accelerator.count
                 if total < wl.min_accelerator_memory_gi:
                     where = (f"computeClasses.{wl.compute_class}.pools[{i}]" if wl.compute_class

@@ -374,7 +374,7 @@ def test_a_shared_claim_is_allocated_once_and_pins_its_pods(cfg):
 
 def test_eks_dra_node_group_at_zero_cannot_scale_up():
     raw = {
-        "cluster": {"cloud": "eks", "name": "eks-dev", "location": "us-east-1", "zones": ["us-east-1a"]},
+        "cluster": {"cloud": "eks", "name": "eks-dev", "location": "us-east-1", "zones": ["us-east-1a", "us-east-1b"]},
         "nodePools": {
             "l40s": {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "nvidia-l40s", "count": 1},
                      "autoscaling": {"min": 1, "max": 2}},
