@@ -190,8 +190,12 @@ def check_capacity(cfg: StackConfig, ec2: Any) -> list[PoolCheck]:
                 mismatches=shape_mismatches(itype, pool, gpu),
                 vcpus=int(vcpus) if vcpus else None,
             ))
-        checks.append(PoolCheck(name, zones_here, _expected(pool), instances, spot=pool.spot,
-                                min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max))
+        check = PoolCheck(name, zones_here, _expected(pool), instances, spot=pool.spot,
+                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max)
+        if check.served and len(check.served_zones) < len(zones_here):
+            check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones_here)} offer a "
+                                  "matching instance type")
+        checks.append(check)
     return checks
 
 
