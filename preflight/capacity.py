@@ -6,12 +6,13 @@ Read-only EC2 calls, in the stack's region (``cluster.location``):
   call per configured zone: which of the pools' instance types that zone offers;
 - ``DescribeInstanceTypes``: each type's ``GpuInfo`` (model name such as
   ``A10G``, manufacturer, count, memory in MiB), compared with the project's
-  catalog (:mod:`components.catalog`).
+  catalog (:mod:`components.catalog`), and its ``VCpuInfo.DefaultVCpus`` for
+  the quota checks in :mod:`preflight.eks_signals`.
 
 A pool is served in a zone when at least one of its instance types is offered
-there and matches the catalog (GPU model, count and memory). Offerings say
-nothing about Spot capacity or account quotas at this moment; they say where
-a node group could launch at all.
+there and matches the catalog (GPU model, count and memory); served in only
+some of its zones is a warning. Offerings say where a node group could launch
+at all; vCPU quotas and Spot placement scores are :mod:`preflight.eks_signals`.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def quota_section(quotas: list[VcpuQuota], checks: list[PoolCheck]) -> list[str]
         rows.append((quota.code, quota.name, "spot" if quota.spot else "on-demand",
                      number(quota.value), quota.source, need))
     return ["EC2 vCPU quotas (limits; running instances count against them too)",
-            *table(("quota", "name", "model", "vCPUs", "value", "need 1 node / min / max"), rows)]
+            *table(("quota", "name", "model", "vCPUs", "source", "need 1 node / min / max"), rows)]
 
 
 def spot_section(checks: list[PoolCheck], note: str) -> list[str]:
