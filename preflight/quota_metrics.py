@@ -7,13 +7,12 @@ GKE - Compute Engine regional quotas, as ``regions.get`` returns them in ``quota
 (https://cloud.google.com/compute/docs/reference/rest/v1/regions, field ``quotas[]``):
 
 - GPUs: one metric per model, ``NVIDIA_<MODEL>_GPUS``, and ``PREEMPTIBLE_NVIDIA_<MODEL>_GPUS`` for
-  Spot and preemptible VMs. ``NVIDIA_T4_GPUS``, ``NVIDIA_L4_GPUS``, ``NVIDIA_A100_GPUS``,
-  ``NVIDIA_A100_80GB_GPUS`` and ``NVIDIA_H100_GPUS`` are values of the documented ``Quota.metric`` enum
-  (Compute v1 client references, e.g. Google.Cloud.Compute.V1 ``Quota.Types.Metric``, which also lists
-  their ``COMMITTED_`` variants); ``NVIDIA_H200_GPUS`` and ``NVIDIA_B200_GPUS`` (and their
-  ``PREEMPTIBLE_`` forms) are the names ``gcloud compute regions describe`` prints for A3 Ultra and A4
-  projects, not found in the enum pages checked. A metric a region does not list is reported as a
-  warning, never guessed around.
+  Spot and preemptible VMs. The documented ``Quota.metric`` enum (Compute v1 client references, e.g.
+  Google.Cloud.Compute.V1 ``Quota.Types.Metric``) lists ``COMMITTED_NVIDIA_{T4,L4,A100,A100_80GB,H100}_GPUS``
+  next to the plain and ``PREEMPTIBLE_`` forms (``NVIDIA_K80_GPUS``, ``PREEMPTIBLE_NVIDIA_P100_GPUS``,
+  ...); the exact plain names below, H200 and B200 included, are the ones ``gcloud compute regions
+  describe`` prints for projects holding that quota. Newer models are added to regions.get without
+  always reaching the enum, so a metric a region does not list is reported as a warning, never guessed around.
 - Spot VMs draw on preemptible quota when the project has some; "to prevent Spot VMs from consuming
   your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting preemptible quota"
   (https://cloud.google.com/compute/docs/instances/create-use-spot), i.e. without preemptible quota
