@@ -357,6 +357,7 @@ def test_gcloud_application_default_credentials_refresh_at_the_token_endpoint(fa
 
     # google-auth sends authorized_user refreshes to Google's endpoint whatever the file says; point it here.
     monkeypatch.setattr(google.oauth2.credentials, "_GOOGLE_OAUTH2_TOKEN_ENDPOINT", fake.token_url)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # google-auth would ask a local gcloud for the project
     monkeypatch.delenv("GOOGLE_OAUTH_ACCESS_TOKEN")
     adc = tmp_path / "gcloud" / "application_default_credentials.json"
     adc.parent.mkdir()
