@@ -14,7 +14,7 @@ help:
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
-	@echo "make preflight STACK=eks-dev     EC2 capacity preflight (needs AWS credentials)"
+	@echo "make preflight STACK=dev [JSON=1]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make bench                       benchmarks (print figures)"
 	@echo "make lint                        ruff"
 	@echo "make venv                        create .venv from requirements.txt (every target does this first)"
@@ -47,7 +47,7 @@ simulate: venv
 		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
 
 preflight: venv
-	$(PY) -m preflight --stack $(STACK)
+	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json)
 
 bench: venv
 	$(PY) bench/bench_plan.py

@@ -1,1 +1,1 @@
-"""EC2 capacity preflight for EKS stacks: ``python -m preflight --stack eks-dev`` (``make preflight``)."""
+"""Capacity preflight: ``python -m preflight --stack <stack>`` (``make preflight``), for GKE and EKS stacks."""

@@ -6,12 +6,13 @@ Read-only EC2 calls, in the stack's region (``cluster.location``):
   call per configured zone: which of the pools' instance types that zone offers;
 - ``DescribeInstanceTypes``: each type's ``GpuInfo`` (model name such as
   ``A10G``, manufacturer, count, memory in MiB), compared with the project's
-  catalog (:mod:`components.catalog`).
+  catalog (:mod:`components.catalog`), and its ``VCpuInfo.DefaultVCpus`` for
+  the quota checks in :mod:`preflight.eks_signals`.
 
 A pool is served in a zone when at least one of its instance types is offered
-there and matches the catalog (GPU model, count and memory). Offerings say
-nothing about Spot capacity or account quotas at this moment; they say where
-a node group could launch at all.
+there and matches the catalog (GPU model, count and memory); served in only
+some of its zones is a warning. Offerings say where a node group could launch
+at all; vCPU quotas and Spot placement scores are :mod:`preflight.eks_signals`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from gpu_fungibility import catalog
 
+from preflight.report import table, verdict_line, verdict_of
 from stacks.config import NodePool, StackConfig
 
 #: How far EC2's reported per-GPU memory may sit below/above the catalog's marketed
@@ -49,6 +51,7 @@ class InstanceCheck:
     gpu: GpuFacts | None
     known: bool = True  # False: EC2 does not know the type in this region
     mismatches: list[str] = field(default_factory=list)
+    vcpus: int | None = None  # VCpuInfo.DefaultVCpus
 
     @property
     def usable(self) -> bool:
@@ -61,6 +64,12 @@ class PoolCheck:
     zones: list[str]  # the zones the pool may use
     expected: str  # "1 x nvidia-l40s (NVIDIA L40S, 48 GiB)"
     instances: list[InstanceCheck]
+    spot: bool = True
+    min_nodes: int = 0
+    max_nodes: int = 1
+    failures: list[str] = field(default_factory=list)  # quota signals (preflight.eks_signals)
+    warnings: list[str] = field(default_factory=list)
+    spot_scores: dict[str, int] = field(default_factory=dict)  # zone -> EC2 Spot placement score 1-10
 
     @property
     def served_zones(self) -> list[str]:
@@ -70,6 +79,10 @@ class PoolCheck:
     @property
     def served(self) -> bool:
         return bool(self.served_zones)
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if not self.served else verdict_of(self.failures, self.warnings)
 
 
 def gpu_facts(instance_type_info: dict[str, Any]) -> GpuFacts | None:
@@ -135,21 +148,21 @@ def offerings_by_zone(ec2: Any, zones: list[str], instance_types: list[str]) -> 
     return offered
 
 
-def describe_gpus(ec2: Any, instance_types: list[str]) -> dict[str, GpuFacts | None | bool]:
-    """instance type -> its GPU facts (None: no GPU; False: EC2 does not know the type here)."""
+def describe_types(ec2: Any, instance_types: list[str]) -> dict[str, dict[str, Any] | None]:
+    """instance type -> its ``DescribeInstanceTypes`` entry (None: EC2 does not know the type here)."""
     from botocore.exceptions import ClientError
 
-    found: dict[str, GpuFacts | None | bool] = {}
+    found: dict[str, dict[str, Any] | None] = {}
     for itype in instance_types:
         try:
             reply = ec2.describe_instance_types(InstanceTypes=[itype])
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "InvalidInstanceType":
-                found[itype] = False
+                found[itype] = None
                 continue
             raise
         entries = reply.get("InstanceTypes", [])
-        found[itype] = gpu_facts(entries[0]) if entries else False
+        found[itype] = entries[0] if entries else None
     return found
 
 
@@ -159,25 +172,32 @@ def check_capacity(cfg: StackConfig, ec2: Any) -> list[PoolCheck]:
     all_types = sorted({t for p in pools.values() for t in p.instance_types or []})
     zones = sorted({z for p in pools.values() for z in pool_zones(cfg, p)})
     offered = offerings_by_zone(ec2, zones, all_types) if all_types else {}
-    gpus = describe_gpus(ec2, all_types)
+    described = describe_types(ec2, all_types)
     checks = []
     for name, pool in pools.items():
         zones_here = pool_zones(cfg, pool)
         instances = []
         for itype in pool.instance_types or []:
-            facts = gpus.get(itype)
-            if facts is False:
+            entry = described.get(itype)
+            if entry is None:
                 instances.append(InstanceCheck(itype, [], None, known=False,
                                                mismatches=["EC2 does not offer this type in the region"]))
                 continue
-            gpu = facts if isinstance(facts, GpuFacts) else None
+            gpu = gpu_facts(entry)
+            vcpus = (entry.get("VCpuInfo") or {}).get("DefaultVCpus")
             instances.append(InstanceCheck(
                 itype,
                 [z for z in zones_here if z in offered.get(itype, set())],
                 gpu,
                 mismatches=shape_mismatches(itype, pool, gpu),
+                vcpus=int(vcpus) if vcpus else None,
             ))
-        checks.append(PoolCheck(name, zones_here, _expected(pool), instances))
+        check = PoolCheck(name, zones_here, _expected(pool), instances, spot=pool.spot,
+                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max)
+        if check.served and len(check.served_zones) < len(zones_here):
+            check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones_here)} offer a "
+                                  "matching instance type")
+        checks.append(check)
     return checks
 
 
@@ -188,10 +208,10 @@ def _expected(pool: NodePool) -> str:
     return f"{acc.count} x {acc.type}{detail}"
 
 
-def render_table(region: str, checks: list[PoolCheck]) -> str:
-    """A plain-text table: one row per (pool, instance type), then one verdict per pool."""
+def render_table(region: str, checks: list[PoolCheck], extra: list[str] | None = None) -> str:
+    """One row per (pool, instance type), any ``extra`` sections (quotas, Spot scores), one verdict per pool."""
     header = ("pool", "instance type", "EC2 GPUs", "catalog", "shape", "offered in")
-    rows = [header]
+    rows = []
     for check in checks:
         for inst in check.instances:
             offered = ", ".join(inst.offered_zones) if inst.offered_zones else "none of " + ", ".join(check.zones)
@@ -203,17 +223,15 @@ def render_table(region: str, checks: list[PoolCheck]) -> str:
                 "ok" if inst.usable else "MISMATCH: " + "; ".join(inst.mismatches),
                 offered if inst.known else "-",
             ))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = [f"EC2 capacity preflight, region {region}", ""]
-    for i, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    lines.append("")
+    lines = [f"EC2 capacity preflight, region {region}", "", *table(header, rows), ""]
+    if extra:
+        lines += [*extra, ""]
     for check in checks:
-        if check.served:
-            lines.append(f"SERVED      {check.pool}: {', '.join(check.served_zones)}")
+        if not check.served:
+            lines.append(verdict_line("fail", check.pool, f"no configured zone ({', '.join(check.zones)}) offers "
+                                      "an instance type of this pool with the catalog's GPU shape"))
+        elif check.failures or check.warnings:
+            lines.append(verdict_line(check.verdict, check.pool, "; ".join(check.failures or check.warnings)))
         else:
-            lines.append(f"NOT SERVED  {check.pool}: no configured zone ({', '.join(check.zones)}) offers an "
-                         "instance type of this pool with the catalog's GPU shape")
+            lines.append(verdict_line("served", check.pool, ", ".join(check.served_zones)))
     return "\n".join(lines)
