@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -149,6 +150,15 @@ def test_pyproject_dependencies_are_ranges_not_pins():
                 operators = {spec.operator for spec in requirement.specifier}
                 assert operators and not operators & {"==", "==="}, \
                     f"{lock.source}: {requirement} should be a range; the lock holds the exact version"
+
+
+def test_policy_pack_and_program_share_one_locked_set():
+    program = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["runtime"]["options"]
+    pack = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())["runtime"]["options"]
+    assert program["toolchain"] == pack["toolchain"] == "pip"  # installs requirements.txt, the lock
+    assert (ROOT / program["virtualenv"]).resolve() == (ROOT / "policies" / pack["virtualenv"]).resolve()
+    pack_lock = next(lock for lock in LOCKS if lock.output == "policies/requirements.txt")
+    assert "--constraint=requirements.txt" in pack_lock.args
 
 
 # ---- the checker itself catches each kind of disagreement
