@@ -161,6 +161,20 @@ def test_policy_pack_and_program_share_one_locked_set():
     assert "--constraint=requirements.txt" in pack_lock.args
 
 
+def test_workflows_install_the_bootstrap_uv_version():
+    pinned = next(p.version for p in parse_lock((ROOT / "tools" / "uv-requirements.txt").read_text())[1]
+                  if p.name == "uv")
+    steps = []
+    for workflow in (ROOT / ".github" / "workflows").glob("*.yml"):
+        for job in yaml.safe_load(workflow.read_text())["jobs"].values():
+            steps += [(workflow.name, s) for s in job.get("steps", [])
+                      if str(s.get("uses", "")).startswith("astral-sh/setup-uv@")]
+    assert steps, "the workflows set up uv"
+    for name, step in steps:
+        assert step["with"]["version"] == pinned, f"{name}: setup-uv installs {step['with']['version']}, not {pinned}"
+        assert "requirements.txt" in step["with"]["cache-dependency-glob"].split(), f"{name}: cache not keyed on the lock"
+
+
 # ---- the checker itself catches each kind of disagreement
 
 GOOD_PYPROJECT = '[project]\nname = "demo"\nversion = "0"\ndependencies = ["alpha~=1.2"]\n'
