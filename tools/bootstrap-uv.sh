@@ -16,5 +16,5 @@ if ! "$python" -m pip --version >/dev/null 2>&1; then
 fi
 # --target writes only into DIR and is allowed in externally managed (PEP 668) Pythons.
 "${pip[@]}" install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --require-hashes --target "$dir" -r "$lock"
+  --root-user-action=ignore --require-hashes --target "$dir" -r "$lock"
 "$dir/bin/uv" --version
