@@ -1,13 +1,22 @@
-# gpu-fungibility — every target works offline; the first one creates .venv.
+# gpu-fungibility — every target works offline once .venv exists; the first one creates it from the lock.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# uv, pinned in tools/uv-requirements.txt: the one on PATH when it is that version, else the same
+# version bootstrapped from PyPI into $(UV_TOOLS) (tools/bootstrap-uv.sh, hash-checked).
+UV_TOOLS ?= .venv-tools
+UV_VERSION := $(shell sed -n 's/^uv==\([^ ;]*\).*/\1/p' tools/uv-requirements.txt)
+UV ?= $(if $(filter $(UV_VERSION),$(word 2,$(shell uv --version 2>/dev/null))),uv,$(UV_TOOLS)/bin/uv)
+UV_DEP := $(filter-out uv,$(UV))
+# Local packages installed editable (without dependencies: the lock has them) after the sync: the component
+# library (components/, imported as gpu_fungibility), as another program would install it.
+LOCAL_PACKAGES ?= components
 STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv plan test lint policy-check simulate preflight bench clean
+.PHONY: help venv lock lock-check plan test lint policy-check simulate preflight bench bench-setup clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -15,20 +24,31 @@ help:
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
-	@echo "make bench                       benchmarks (print figures)"
+	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
+	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
 	@echo "make lint                        ruff"
-	@echo "make venv                        create .venv from requirements.txt (every target does this first)"
+	@echo "make venv                        .venv from the lock requirements.txt with uv (every target does this first)"
+	@echo "make lock [UPGRADE=1]            recompile every lock from its source (tools/lock.py); UPGRADE=1 takes newest"
+	@echo "make lock-check                  fail when a lock differs from a fresh compile of its source (needs PyPI)"
 	@echo "make clean                       remove build/ and .pytest_cache"
 
-$(VENV)/.installed: requirements.txt components/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	# The component library (components/), importable as gpu_fungibility, as another program would install it.
-	$(PY) -m pip install --quiet --no-deps -e components
+$(UV_TOOLS)/bin/uv: tools/uv-requirements.txt
+	bash tools/bootstrap-uv.sh $(PYTHON) $(UV_TOOLS) tools/uv-requirements.txt
+
+# The venv holds exactly the lock (hash-checked); the stamp makes every later target instant.
+$(VENV)/.installed: requirements.txt components/pyproject.toml $(UV_DEP)
+	$(UV) venv --quiet --allow-existing --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" $(VENV)
+	$(UV) pip sync --quiet --require-hashes --python $(PY) requirements.txt
+	$(if $(strip $(LOCAL_PACKAGES)),$(UV) pip install --quiet --no-deps --python $(PY) $(addprefix -e ,$(LOCAL_PACKAGES)))
 	touch $@
 
 venv: $(VENV)/.installed
+
+lock: $(UV_DEP)
+	$(PYTHON) tools/lock.py --uv $(UV) $(if $(UPGRADE),--upgrade)
+
+lock-check: $(UV_DEP)
+	$(PYTHON) tools/lock.py --check --uv $(UV)
 
 plan: venv
 	$(PY) -m offline_plan --stack $(STACK)
@@ -52,6 +72,9 @@ preflight: venv
 bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
+
+bench-setup: venv
+	$(PY) bench/bench_setup.py
 
 clean:
 	rm -rf build .pytest_cache

@@ -1,8 +1,8 @@
 """A copy of policies/ with its own requirements.txt installs and runs, far from the repository.
 
 The copy goes to a temporary folder, gets its own virtualenv with exactly what
-its requirements.txt names (the component library from a wheel built here, the
-rest from the package index), and is served over gRPC by that virtualenv's
+its lock (requirements.txt) pins, plus the component library from a wheel built
+here (the library is not on a package index yet), and is served over gRPC by that virtualenv's
 Python, as `pulumi preview --policy-pack` would. It then judges a real offline
 plan: a good one passes, a broken one is refused.
 """
@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _uv() -> list[str]:
-    """uv, as the Makefile provides it (the venv's, or on PATH)."""
-    found = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    """uv, as the Makefile provides it: $UV, the one it bootstraps into .venv-tools/, or on PATH."""
+    search = os.pathsep.join([str(ROOT / ".venv-tools" / "bin"), os.environ.get("PATH", "")])
+    found = os.environ.get("UV") or shutil.which("uv", path=search)
     assert found, "uv is part of the toolchain (make venv installs it)"
     return [found]
 
@@ -47,8 +48,12 @@ def pack_copy(tmp_path_factory) -> tuple[Path, str]:
     venv = where / "venv"
     subprocess.run([*_uv(), "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True, env=env)
     python = str(venv / "bin" / "python")
-    subprocess.run([*_uv(), "pip", "install", "--python", python, "-r", str(pack / "requirements.txt"),
-                    "--find-links", str(wheels)], check=True, capture_output=True, env=env)
+    # Exactly what the pack's lock pins (hash-checked), then the component library from its wheel.
+    subprocess.run([*_uv(), "pip", "install", "--python", python, "--require-hashes", "-r",
+                    str(pack / "requirements.txt")], check=True, capture_output=True, env=env)
+    library = next(wheels.glob("gpu_fungibility_components-*.whl"))
+    subprocess.run([*_uv(), "pip", "install", "--python", python, "--no-deps", str(library)],
+                   check=True, capture_output=True, env=env)
     return pack, python
 
 
