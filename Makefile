@@ -7,10 +7,11 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv plan test lint policy-check simulate preflight bench clean
+.PHONY: help venv plan diff test lint policy-check simulate preflight bench clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
+	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
@@ -30,6 +31,9 @@ venv: $(VENV)/.installed
 
 plan: venv
 	$(PY) -m offline_plan --stack $(STACK)
+
+diff: venv
+	$(PY) -m plan_diff --stack $(STACK) $(if $(BASE),--base $(BASE)) $(if $(JSON),--json)
 
 test: venv
 	$(PY) -m pytest -q
