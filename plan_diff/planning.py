@@ -1,9 +1,12 @@
 """Plan a stack at a git ref (in a temporary worktree) and in the working tree, side by side.
 
-Each side runs ``python -m offline_plan`` with the current interpreter in a subprocess whose working
-directory and ``PYTHONPATH`` are that side's tree, so each imports its own program, not the other's
-(nor a library installed from the working tree). Plans go to a temporary folder, never to ``build/``.
-The two plans run at the same time; when one fails, the other is stopped.
+Each side runs the offline plan with the current interpreter in a subprocess whose working directory
+and ``PYTHONPATH`` are that side's tree, so each imports its own program, not the other's (nor a library
+installed from the working tree). It calls the plan's runner and plan.json writer
+(``offline_plan.run.run_stack_file``, ``offline_plan.planjson``, there since the first offline plan)
+and nothing else: no manifests, policy pack or simulation, which a diff does not read. Plans go to a
+temporary folder, never to ``build/``. The two plans run at the same time; when one fails, the other
+is stopped.
 """
 
 from __future__ import annotations
@@ -27,6 +30,29 @@ DEFAULT_BASES = ("origin/main", "HEAD")
 #: secret carries a digest keyed for this one diff, so both plans can tell whether a secret changed.
 SECRET_DIGEST_ENV = "GPU_FUNGIBILITY_SECRET_DIGEST_KEY"
 _TAIL_LINES = 15
+
+#: The plan of one side, run as ``python -c`` so that the side's tree (the working directory) is first
+#: on ``sys.path``. Exit 2 with the plan's own message for a missing stack file or an invalid config.
+_PLAN_ONE_SIDE = """\
+import sys
+from pathlib import Path
+
+from offline_plan import planjson
+from offline_plan.run import run_stack_file
+
+stack, out = sys.argv[1], Path(sys.argv[2])
+try:
+    run = run_stack_file(stack, Path.cwd())
+except FileNotFoundError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
+except Exception as exc:
+    if type(exc).__name__ != "ConfigError":
+        raise
+    print(f"Pulumi.{stack}.yaml: {exc}", file=sys.stderr)
+    sys.exit(2)
+out.write_text(planjson.dumps(planjson.plan_document(run)))
+"""
 
 
 class DiffError(Exception):
@@ -116,19 +142,15 @@ class _Run:
     out: Path
     log: Path
     process: subprocess.Popen | None = None
-    code: int | None = None
 
 
 def _start(run: _Run, stack: str, key: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH", "PYTHONHOME")}
     env["PYTHONPATH"] = os.pathsep.join(import_roots(run.tree))
     env[SECRET_DIGEST_ENV] = key
-    run.out.mkdir(parents=True, exist_ok=True)
     with open(run.log, "wb") as log:
-        run.process = subprocess.Popen(
-            [sys.executable, "-m", "offline_plan", "--stack", stack, "--out", str(run.out), "--no-policy",
-             "--no-simulate"],
-            cwd=run.tree, env=env, stdout=log, stderr=subprocess.STDOUT)
+        run.process = subprocess.Popen([sys.executable, "-c", _PLAN_ONE_SIDE, stack, str(run.out)],
+                                       cwd=run.tree, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def _wait(runs: list[_Run]) -> None:
@@ -139,9 +161,8 @@ def _wait(runs: list[_Run]) -> None:
             code = run.process.poll()
             if code is None:
                 continue
-            run.code = code
             pending.remove(run)
-            if code not in (0, 1):
+            if code != 0:
                 for other in pending:
                     other.process.terminate()
                 for other in pending:
@@ -159,11 +180,10 @@ def _tail(log: Path) -> str:
     return "\n".join("  " + line for line in lines[-_TAIL_LINES:])
 
 
-def _read(run: _Run, stack: str) -> dict[str, Any]:
-    path = run.out / stack / "plan.json"
-    if not path.is_file():
+def _read(run: _Run) -> dict[str, Any]:
+    if not run.out.is_file():
         raise DiffError(f"the {run.side} plan wrote no plan.json:\n{_tail(run.log)}", side=run.side)
-    return json.loads(path.read_text())
+    return json.loads(run.out.read_text())
 
 
 def plan_both(project: Path, stack: str, base: str | None) -> Plans:
@@ -173,8 +193,8 @@ def plan_both(project: Path, stack: str, base: str | None) -> Plans:
     stack_file = f"Pulumi.{stack}.yaml"
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="plan-diff-") as tmp:
-        head = _Run("working-tree", project, Path(tmp) / "head", Path(tmp) / "head.log")
-        base_run = _Run("base", project, Path(tmp) / "base", Path(tmp) / "base.log")
+        head = _Run("working-tree", project, Path(tmp) / "head.json", Path(tmp) / "head.log")
+        base_run = _Run("base", project, Path(tmp) / "base.json", Path(tmp) / "base.log")
         head_has = (project / stack_file).is_file()
         try:
             if head_has:
@@ -187,16 +207,13 @@ def plan_both(project: Path, stack: str, base: str | None) -> Plans:
                 if base_has:
                     _start(base_run, stack, key)
                 _wait([head, base_run])
-                base_doc = _read(base_run, stack) if base_has else {"steps": []}
-            head_doc = _read(head, stack) if head_has else {"steps": []}
+                base_doc = _read(base_run) if base_has else {"steps": []}
+            head_doc = _read(head) if head_has else {"steps": []}
         finally:
             for run in (head, base_run):
                 if run.process is not None and run.process.poll() is None:
                     run.process.kill()
                     run.process.wait()
-    for run in (base_run, head):
-        if run.code == 1:
-            notes.append(f"the {run.side} plan has manifests that fail schema validation (`make plan` lists them)")
     if not base_has:
         notes.append(f"{stack_file} does not exist at BASE {base_ref}: every resource is new")
     if not head_has:
