@@ -54,6 +54,7 @@ preflight: venv
 bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
+	$(PY) bench/bench_diff.py
 
 clean:
 	rm -rf build .pytest_cache
