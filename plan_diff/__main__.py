@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     diff = compare(plans.base, plans.head)
     meta = render.Meta(args.stack, plans.base_ref, plans.base_commit, notes=plans.notes)
     if diff.uncompared_secrets:
-        meta.notes.append(f"{diff.uncompared_secrets} secret value(s) could not be compared: the base plan "
-                          "predates secret digests")
+        meta.notes.append(f"{diff.uncompared_secrets} secret value(s) could not be compared: a plan made by code "
+                          "older than the offline diff carries no secret digests")
     document = render.preview_json(diff, meta)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "diff.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -117,22 +118,41 @@ def base_worktree(project: Path, commit: str) -> Iterator[Path]:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def import_roots(tree: Path) -> list[str]:
-    """Where a tree's own code imports from: the tree, then each package project in it (a
-    ``pyproject.toml`` up to two levels down) by its ``src/`` folder or its own folder.
+def import_path(tree: Path, shim: Path) -> list[str]:
+    """The ``sys.path`` head under which a tree imports its own code and nothing of another tree's.
 
-    These come first on the plan's ``sys.path``, ahead of anything installed into the interpreter
-    (such as a library installed in editable mode from the working tree).
+    The tree itself comes first. A package project in it (a ``pyproject.toml`` at the top or up to two
+    levels down) can map a package to a folder of another name (``[tool.setuptools] package-dir``:
+    ``components/`` installed as ``gpu_fungibility``); ``shim`` gets a link of the package's name to
+    that folder of *this* tree, so the import does not fall through to a copy installed into the
+    interpreter (in editable mode, from the working tree). ``packages.find.where`` and ``package-dir``
+    roots (src layouts) are added as they are. Other build backends' settings are not read.
     """
-    roots = [tree]
-    for pyproject in sorted([*tree.glob("*/pyproject.toml"), *tree.glob("*/*/pyproject.toml")]):
+    roots: list[Path] = [tree]
+    links = False
+    for pyproject in sorted([*tree.glob("pyproject.toml"), *tree.glob("*/pyproject.toml"),
+                             *tree.glob("*/*/pyproject.toml")]):
         folder = pyproject.parent
-        if ".venv" in folder.relative_to(tree).parts:
+        if {".venv", "build", "node_modules"} & set(folder.relative_to(tree).parts):
             continue
-        roots.append(folder / "src" if (folder / "src").is_dir() else folder)
-    if (tree / "src").is_dir():
-        roots.append(tree / "src")
-    return [str(r) for r in dict.fromkeys(roots)]
+        try:
+            setuptools = tomllib.loads(pyproject.read_text()).get("tool", {}).get("setuptools", {})
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            continue
+        for package, directory in (setuptools.get("package-dir") or {}).items():
+            target = (folder / directory).resolve()
+            if not package:
+                roots.append(target)
+            elif "." not in package and (target / "__init__.py").is_file() and not (shim / package).exists():
+                shim.mkdir(parents=True, exist_ok=True)
+                (shim / package).symlink_to(target, target_is_directory=True)
+                links = True
+        packages = setuptools.get("packages")
+        if isinstance(packages, dict):
+            roots += [folder / where for where in (packages.get("find") or {}).get("where", [])]
+    if links:
+        roots.insert(1, shim)
+    return [str(r) for r in dict.fromkeys(roots) if r.is_dir()]
 
 
 @dataclass
@@ -146,7 +166,7 @@ class _Run:
 
 def _start(run: _Run, stack: str, key: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH", "PYTHONHOME")}
-    env["PYTHONPATH"] = os.pathsep.join(import_roots(run.tree))
+    env["PYTHONPATH"] = os.pathsep.join(import_path(run.tree, run.out.with_suffix(".path")))
     env[SECRET_DIGEST_ENV] = key
     with open(run.log, "wb") as log:
         run.process = subprocess.Popen([sys.executable, "-c", _PLAN_ONE_SIDE, stack, str(run.out)],

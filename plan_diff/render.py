@@ -91,8 +91,11 @@ def terminal(diff: PlanDiff, meta: Meta) -> str:
                 before, after = _pair(prop.old, prop.new)
                 lines.append(f"         {format_path(prop.path)}: {before} -> {after}{marker}")
             lines += [f"         note: {n}" for n in change.notes]
-    for old, new in diff.renamed:
-        lines.append(f"\n  renamed, kept by its alias: {old} -> {new}")
+    if len(diff.renamed) <= 5:
+        lines += [f"\nrenamed, kept by its alias (no change): {old} -> {new}" for old, new in diff.renamed]
+    else:
+        lines.append(f"\n{len(diff.renamed)} resources kept under a new URN by their aliases, with no other change "
+                     "(diff.json lists them)")
     lines.append("")
     lines.append(summary_line(diff))
     return "\n".join(lines) + "\n"
