@@ -133,8 +133,9 @@ def compare(old_plan: dict[str, Any], new_plan: dict[str, Any]) -> PlanDiff:
             if (old_urn, new_urn) in renamed_pairs:
                 change.notes.append(f"kept under a new URN by its alias (was `{old_urn}`)")
             changes.append(change)
+    matched_new = {n for _, n in pairs}
     for urn, res in new.items():
-        if urn not in {n for _, n in pairs}:
+        if urn not in matched_new:
             changes.append(ResourceChange("create", None, res))
     for urn, res in old.items():
         if urn not in matched_old:
@@ -162,8 +163,9 @@ def _match(old: dict[str, Resource], new: dict[str, Resource]) -> tuple[list[tup
     return pairs, renamed
 
 
-def _compare_resource(old: Resource, new: Resource, new_all: dict[str, Resource]) -> tuple[ResourceChange | None,
-                                                                                           int]:
+def _compare_resource(old: Resource, new: Resource,
+                      new_all: dict[str, Resource]) -> tuple[ResourceChange | None, int]:
+    """The change between two states of one resource (None if none), and how many secrets it could not compare."""
     comparison = compare_inputs(old.inputs, new.inputs)
     ignored = [parse_path(p) for p in new.ignore_changes]
     properties = [c for c in comparison.changes if not any(matches_prefix(i, c.path) for i in ignored)]
@@ -176,8 +178,8 @@ def _compare_resource(old: Resource, new: Resource, new_all: dict[str, Resource]
         rule_list = rules_mod.rules_for(new.type, new.inputs, provider_inputs)
         option_rules = rules_mod.option_rules(new.replace_on_changes)
         for change in properties:
-            rule = rules_mod.replacing_rule(option_rules + (rule_list or []), change.path, change.kind,
-                                            old.inputs, new.inputs)
+            rule = rules_mod.replacing_rule(option_rules + (rule_list or []), change.path, old.inputs,
+                                            new.inputs)
             if rule is not None:
                 replacements.append(Replacement(change, rule))
         if rule_list is None and not replacements:

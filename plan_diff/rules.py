@@ -14,6 +14,16 @@ A rule's ``kind``:
 
 Changes to a type with no table here are shown as updates with a note: the provider may still
 replace them, and this module does not say so without a source.
+
+Versions read: pulumi-kubernetes diff.go at cafe8c4 (the newest stored; it has enableSecretMutable,
+as the pinned 4.34 does) and helm_release.go; kubernetes validation.go at 009801d (DeviceClass specs
+are mutable there: no rule); magic-modules node_config.go.tmpl at 4d20455,
+resource_container_node_pool.go.tmpl at ea4301d, resource_container_cluster.go.tmpl at 0d507c5;
+terraform-provider-aws node_group.go and cluster.go in their aws-sdk-go-v2 form (@SDKResource).
+Not modelled, for want of a plain ForceNew to read: the GKE cluster's CustomizeDiff rules
+(ForceNewIfChange on enable_l4_ilb_subsetting and enable_fqdn_network_policy, which the program does
+not set), and a Kubernetes provider whose own configuration change (DiffConfig) would replace every
+object it manages.
 """
 
 from __future__ import annotations
@@ -198,7 +208,7 @@ def option_rules(replace_on_changes: list[str]) -> list[Rule]:
     return [Rule(parse_path(p), RESOURCE_OPTION) for p in replace_on_changes]
 
 
-def replacing_rule(rules: list[Rule], path: Path, kind: str, old_inputs: Any, new_inputs: Any) -> Rule | None:
+def replacing_rule(rules: list[Rule], path: Path, old_inputs: Any, new_inputs: Any) -> Rule | None:
     """The first rule under which a change at ``path`` (add, delete or update) replaces the resource."""
     for rule in rules:
         if not _agree(rule.path, path):
