@@ -236,3 +236,27 @@ def test_markdown_starts_with_the_warning_and_groups_by_component():
     assert text.index("> [!WARNING]") < text.index("### `a100`")
     assert "GPU node pool `a100` is replaced" in text and "`initialNodeCount` **forces replacement**" in text
     assert "drained" in text
+
+
+def test_aliases_recorded_by_the_offline_plan_keep_a_renamed_component_and_its_children():
+    import pulumi
+
+    from offline_plan import planjson
+    from offline_plan.run import run_program
+
+    class Pool(pulumi.ComponentResource):
+        def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None):
+            super().__init__("test:index:Pool", name, None, opts)
+            pulumi.CustomResource("test:index:Thing", f"{name}-thing", {"size": 1}, pulumi.ResourceOptions(parent=self))
+            self.register_outputs({})
+
+    def plan_of(build) -> dict:
+        minimal = {"cluster": {"cloud": "gke", "name": "t", "location": "us-central1", "zones": ["us-central1-c"]}}
+        return planjson.plan_document(run_program(minimal, compose_fn=lambda _loaded: build()))
+
+    before = plan_of(lambda: Pool("gpu"))
+    diff = compare(before, plan_of(lambda: Pool("gpu-pool", pulumi.ResourceOptions(aliases=[pulumi.Alias(name="gpu")]))))
+    assert diff.changes == []
+    assert sorted(new.rsplit("::", 1)[1] for _old, new in diff.renamed) == ["gpu-pool", "gpu-pool-thing"]
+    unaliased = compare(before, plan_of(lambda: Pool("gpu-pool")))
+    assert sorted(c.op for c in unaliased.changes) == ["create", "create", "delete", "delete"]
