@@ -16,10 +16,11 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan test lint policy-check simulate preflight bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight bench bench-setup clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
+	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
@@ -53,6 +54,9 @@ lock-check: $(UV_DEP)
 plan: venv
 	$(PY) -m offline_plan --stack $(STACK)
 
+diff: venv
+	$(PY) -m plan_diff --stack $(STACK) $(if $(BASE),--base $(BASE)) $(if $(JSON),--json)
+
 test: venv
 	$(PY) -m pytest -q
 
@@ -72,6 +76,7 @@ preflight: venv
 bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
+	$(PY) bench/bench_diff.py
 
 bench-setup: venv
 	$(PY) bench/bench_setup.py

@@ -4,6 +4,11 @@ Writes ``build/<stack>/plan.json``, ``manifests/`` and ``summary.md``; runs the
 policy pack over the plan and the fungibility simulator when they are part of
 the project. Exit codes: 0 clean, 1 mandatory policy violation or invalid
 manifest, 2 invalid stack config (nothing written).
+
+The files are written into a folder next to ``build/<stack>/`` and swapped in
+whole once they are complete. A plan that fails moves the previous outputs to
+``build/<stack>.failed/`` with a ``FAILED`` note, so no file from an earlier
+plan passes for the result of this one.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import importlib.util
 import shutil
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +38,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated placement")
     args = parser.parse_args(argv)
+    out_dir = Path(args.out) / args.stack
 
-    with EarlyPack(enabled=not args.no_policy) as pack:
-        try:
-            run = run_stack_file(args.stack, Path(args.stack_dir))
-        except FileNotFoundError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except ConfigError as exc:
-            print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
-            return 2
-        return write_plan(run, Path(args.out) / args.stack, policy=not args.no_policy,
-                          simulate=not args.no_simulate, pack=pack)
+    try:
+        with EarlyPack(enabled=not args.no_policy) as pack:
+            try:
+                run = run_stack_file(args.stack, Path(args.stack_dir))
+            except FileNotFoundError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                set_aside_stale(out_dir, str(exc))
+                return 2
+            except ConfigError as exc:
+                print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
+                set_aside_stale(out_dir, f"Pulumi.{args.stack}.yaml is not a valid stack config")
+                return 2
+            return write_plan(run, out_dir, policy=not args.no_policy,
+                              simulate=not args.no_simulate, pack=pack)
+    except (Exception, KeyboardInterrupt) as exc:
+        set_aside_stale(out_dir, f"the plan stopped with {type(exc).__name__}: {exc}")
+        raise
+
+
+def set_aside_stale(out_dir: Path, reason: str) -> None:
+    """Move the outputs of an earlier plan to ``<out_dir>.failed/`` with a ``FAILED`` note saying why.
+
+    Nothing is left at ``out_dir`` that a reviewer, a script or the offline diff could read
+    as the result of the plan that just failed. Without earlier outputs nothing is written.
+    """
+    if not out_dir.exists():
+        return
+    failed = out_dir.with_name(out_dir.name + ".failed")
+    shutil.rmtree(failed, ignore_errors=True)
+    out_dir.rename(failed)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    (failed / "FAILED").write_text(
+        f"The plan of stack `{out_dir.name}` failed at {when}: {reason}\n"
+        "The files in this folder are from the plan before it; they do not describe the current "
+        "code or config.\n")
 
 
 class EarlyPack:
@@ -111,17 +142,18 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         print(f"schema: {result.filename}: {result.detail}", file=sys.stderr)
     exit_code = max(1 if invalid else 0, gate_code)
 
-    with tempfile.TemporaryDirectory(prefix=f"plan-{run.stack}-") as tmp:
-        staging = Path(tmp) / run.stack
-        (staging / "manifests").mkdir(parents=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    try:
+        (staging / "manifests").mkdir()
         (staging / "plan.json").write_text(planjson.dumps(document))
         for m in found:
             (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
         (staging / "summary.md").write_text(summary.render(run, objects, schema, sections))
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(staging), str(out_dir))
+        _swap_in(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(out_dir.with_name(out_dir.name + ".failed"), ignore_errors=True)
 
     for d in run.diagnostics:
         print(f"{d.severity}: {d.message}", file=sys.stderr)
@@ -131,6 +163,19 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
     print(f"plan for {run.stack}: {counts.get('create', 0)} to create; "
           f"{len(found)} manifests ({len(invalid)} invalid) -> {out_dir}")
     return exit_code
+
+
+def _swap_in(staging: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` by the complete ``staging`` folder (same file system: two renames)."""
+    retired = None
+    if out_dir.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.previous-", dir=out_dir.parent))
+        out_dir.rename(retired / out_dir.name)
+    try:
+        staging.rename(out_dir)
+    finally:
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
 
 
 def _run_gate(document: dict[str, Any], pack: EarlyPack | None) -> tuple[int, str]:

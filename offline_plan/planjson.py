@@ -23,6 +23,10 @@ def step(resource: Captured) -> dict[str, Any]:
         new_state["provider"] = resource.provider
     if resource.aliases:
         new_state["aliases"] = resource.aliases
+    if resource.replace_on_changes:
+        new_state["replaceOnChanges"] = resource.replace_on_changes
+    if resource.ignore_changes:
+        new_state["ignoreChanges"] = resource.ignore_changes
     out: dict[str, Any] = {"op": "create", "urn": resource.urn}
     if resource.provider:
         out["provider"] = resource.provider

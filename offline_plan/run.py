@@ -4,13 +4,22 @@ The capturing monitor records each full ``RegisterResourceRequest`` (type,
 name, parent, inputs, dependencies, provider), which is what ``pulumi
 preview`` would send to the engine. Secret values are replaced by
 ``[secret]`` the moment they are captured, so no later step can leak them.
+
+When ``GPU_FUNGIBILITY_SECRET_DIGEST_KEY`` holds a hex key, each mask carries a
+keyed digest of the value it hides (``[secret:1f0c...]``): two plans made with
+the same key tell whether a secret changed, and without the key (which the
+offline diff draws at random and never writes down) the digest says nothing
+about the value.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import logging
+import os
 import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +40,7 @@ NAMESPACE = "gpu-fungibility"
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_MASK = "[secret]"
 UNKNOWN_MASK = "[unknown]"
+SECRET_DIGEST_ENV = "GPU_FUNGIBILITY_SECRET_DIGEST_KEY"
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,8 @@ class Captured:
     provider: str
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    ignore_changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -104,6 +116,8 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                     k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())
                 },
                 aliases=aliases,
+                replace_on_changes=list(request.replaceOnChanges),
+                ignore_changes=list(request.ignoreChanges),
             )
         )
         return response
@@ -163,7 +177,16 @@ def masked(value: Any) -> Any:
         return {k: masked(v) for k, v in value.items()}
     if isinstance(value, list):
         return [masked(v) for v in value]
-    return SECRET_MASK
+    return secret_mask(value)
+
+
+def secret_mask(value: Any) -> str:
+    """``[secret]``, or ``[secret:<digest>]`` keyed by ``GPU_FUNGIBILITY_SECRET_DIGEST_KEY`` when it is set."""
+    key = os.environ.get(SECRET_DIGEST_ENV, "")
+    if not key:
+        return SECRET_MASK
+    text = json.dumps(value, sort_keys=True, default=str).encode()
+    return f"[secret:{hmac.new(bytes.fromhex(key), text, hashlib.sha256).hexdigest()[:16]}]"
 
 
 def plain(value: Any) -> Any:
@@ -324,8 +347,10 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
     for full_key, value in (data.get("config") or {}).items():
         is_secure = isinstance(value, dict) and set(value) == {"secure"}
         if is_secure:
-            # Ciphertext needs the stack's secrets provider; the plan masks it anyway.
-            value = f"offline-placeholder-for-{full_key}"
+            # Ciphertext needs the stack's secrets provider; the plan masks it anyway. The
+            # placeholder follows the ciphertext, so a re-encrypted secret reads as changed.
+            cipher = hashlib.sha256(str(value["secure"]).encode()).hexdigest()[:12]
+            value = f"offline-placeholder-for-{full_key}-{cipher}"
             secret_keys.append(full_key)
             encrypted.append(full_key)
         if full_key.startswith(f"{NAMESPACE}:"):

@@ -73,8 +73,13 @@ def test_summary_is_a_pr_comment_with_the_fallback_chain(dev_plan):
 
 
 def test_two_runs_are_byte_identical(dev_plan, tmp_path):
+    (tmp_path / "dev" / "manifests").mkdir(parents=True)
+    (tmp_path / "dev" / "manifests" / "from-an-older-plan.yaml").write_text("kind: Gone\n")
+    (tmp_path / "dev.failed").mkdir()
+    (tmp_path / "dev.failed" / "FAILED").write_text("an earlier failure\n")
     assert plan_main(["--stack", "dev", "--out", str(tmp_path)]) == 0
     again = tmp_path / "dev"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev"], "the new plan replaces the old folder whole"
     first = sorted(p.relative_to(dev_plan) for p in dev_plan.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert first == second
@@ -114,6 +119,44 @@ def test_broken_config_fails_cleanly_and_writes_nothing(tmp_path, capsys):
     assert not out.exists(), "nothing is written for a broken config"
     assert "nodePools.a100-40gb.autoscaling.max" in err and "cluster.kubernetesVersion" in err
     assert "Traceback" not in err
+
+
+def _earlier_plan(out: Path) -> None:
+    (out / "dev" / "manifests").mkdir(parents=True)
+    for name in ("plan.json", "summary.md", "manifests/deployment-vllm.yaml"):
+        (out / "dev" / name).write_text("from the last good plan\n")
+
+
+def test_a_plan_that_fails_sets_the_previous_outputs_aside(tmp_path, capsys):
+    stack_dir = tmp_path / "stacks"
+    stack_dir.mkdir()
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["gpu-fungibility:cluster"]["kubernetesVersion"] = "1.32"
+    (stack_dir / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+    out = tmp_path / "build"
+    _earlier_plan(out)
+    assert plan_main(["--stack", "dev", "--out", str(out), "--stack-dir", str(stack_dir)]) == 2
+    assert not (out / "dev").exists(), "nothing at build/dev/ may pass for this plan's result"
+    failed = out / "dev.failed"
+    assert (failed / "plan.json").read_text() == "from the last good plan\n"
+    note = (failed / "FAILED").read_text()
+    assert "failed" in note and "not a valid stack config" in note and "plan before it" in note
+    assert "cluster.kubernetesVersion" in capsys.readouterr().err
+
+
+def test_a_plan_that_crashes_sets_the_previous_outputs_aside(tmp_path, monkeypatch):
+    import offline_plan.__main__ as plan_cli
+
+    def crash(*_args, **_kwargs):
+        raise RuntimeError("the program raised")
+
+    monkeypatch.setattr(plan_cli, "run_stack_file", crash)
+    out = tmp_path / "build"
+    _earlier_plan(out)
+    with pytest.raises(RuntimeError, match="the program raised"):
+        plan_main(["--stack", "dev", "--out", str(out), "--no-policy"])
+    assert not (out / "dev").exists()
+    assert "RuntimeError: the program raised" in (out / "dev.failed" / "FAILED").read_text()
 
 
 def test_unknown_stack_is_a_clear_error(tmp_path, capsys):
