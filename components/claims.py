@@ -315,6 +315,15 @@ def claims_issues(args: DraClaimsArgs) -> Issues:
 # ---------------------------------------------------------------- component
 
 
+#: ResourceClaim and ResourceClaimTemplate specs are immutable (kubernetes/kubernetes
+#: pkg/apis/resource/validation/validation.go: ValidateResourceClaimUpdate and
+#: ValidateResourceClaimTemplateUpdate refuse any spec change), and pulumi-kubernetes does not list
+#: them among the kinds it replaces on a spec change (provider/pkg/provider/diff.go), so an in-place
+#: update would be refused by the API server. A changed spec replaces the object instead; the old one
+#: goes first because the name stays the same.
+IMMUTABLE_SPEC = {"replace_on_changes": ["spec"], "delete_before_replace": True}
+
+
 def _labels(instance: str | None = None) -> dict[str, str]:
     labels = {"app.kubernetes.io/part-of": "gpu-fungibility", "app.kubernetes.io/managed-by": "pulumi"}
     if instance:
@@ -359,7 +368,7 @@ class DraClaims(LibraryComponent):
                 f"{name}-shared-{claim_name}",
                 metadata=ObjectMetaArgs(name=claim_name, namespace=claim["namespace"], labels=_labels()),
                 spec=claim_spec(claim),
-                opts=self.child(depends_on=self._classes_used(claim, classes)),
+                opts=self.child(depends_on=self._classes_used(claim, classes), **IMMUTABLE_SPEC),
             )
         for key, claim in (args.get("claim_templates") or {}).items():
             self._resources[("template", key)] = resource_v1.ResourceClaimTemplate(
@@ -369,7 +378,7 @@ class DraClaims(LibraryComponent):
                     metadata=ObjectMetaArgs(labels=_labels(key)),
                     spec=claim_spec(claim),
                 ),
-                opts=self.child(depends_on=self._classes_used(claim, classes)),
+                opts=self.child(depends_on=self._classes_used(claim, classes), **IMMUTABLE_SPEC),
             )
         self.device_class_names = list(classes)
         self.shared_claim_names = list(args.get("shared_claims") or {})

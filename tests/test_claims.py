@@ -371,3 +371,14 @@ def test_claim_specs_are_pure_functions_of_the_arguments():
     shared = parse_stack_config(shared_config())
     assert "qwen" not in arguments.dra_claims(shared).args["claim_templates"]
     assert arguments.workload_claim(shared, "qwen") == {"claim_name": "shared-inference-gpu"}
+
+
+def test_claim_templates_are_replaced_not_updated_when_their_spec_changes():
+    # The API server refuses any spec update of a ResourceClaim(Template); pulumi-kubernetes would try one.
+    from offline_plan.planjson import plan_document
+    from offline_plan.run import run_stack_file
+
+    steps = [s["newState"] for s in plan_document(run_stack_file("dev"))["steps"]]
+    templates = [s for s in steps if s["type"] == "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"]
+    assert templates
+    assert all(s.get("replaceOnChanges") == ["spec"] for s in templates)
