@@ -27,8 +27,9 @@ def composition_issues(cfg: StackConfig) -> list[tuple[str, str]]:
 
 def compose(loaded: LoadedStack) -> None:
     """Build the whole stack for the configured cloud."""
-    from stacks.eks import compose_eks
-    from stacks.gke import compose_gke
+    import importlib
 
-    composers = {"gke": compose_gke, "eks": compose_eks}
-    composers[clouds.profile(loaded.config.cluster.cloud).name](loaded)
+    # Each cloud's composition imports only its own provider SDK.
+    composers = {"gke": ("stacks.gke", "compose_gke"), "eks": ("stacks.eks", "compose_eks")}
+    module, function = composers[clouds.profile(loaded.config.cluster.cloud).name]
+    getattr(importlib.import_module(module), function)(loaded)

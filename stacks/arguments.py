@@ -20,23 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import gpu_fungibility
 from gpu_fungibility import clouds, dra_wiring
 from gpu_fungibility.base import LibraryComponent
-from gpu_fungibility.claims import DeviceClassSpec, DraClaims
-from gpu_fungibility.cluster_autoscaler import ClusterAutoscaler
-from gpu_fungibility.compute_class import GkeComputeClass
-from gpu_fungibility.device_plugin import NvidiaDevicePlugin
-from gpu_fungibility.driver_installer import NvidiaDriverInstaller
-from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP, EksCluster
-from gpu_fungibility.eks_network import EksNetwork
-from gpu_fungibility.eks_node_groups import EksGpuNodeGroup
-from gpu_fungibility.gke_cluster import GkeCluster
-from gpu_fungibility.gke_network import GkeNetwork
-from gpu_fungibility.gke_pools import GkeGpuNodePool, GkeTpuNodePool
 from gpu_fungibility.node_selection import NodeTaint, unique_taints
-from gpu_fungibility.nvidia_dra import NvidiaDraDriver
-from gpu_fungibility.tpu_dra import TpuDraDriver
-from gpu_fungibility.workload import VllmWorkload, WorkloadNamespace
 
 if TYPE_CHECKING:
     from stacks.config import HelmChart, NodePool, SharedClaim, StackConfig, Workload
@@ -48,6 +35,11 @@ PENDING = "(known after creation)"
 #: Key path of an argument built from the pools' own (the taints on their nodes): its problems are
 #: reported by the pool components' checks, at the pool's key, not again under a meaningless index.
 FROM_POOLS = None
+
+
+def _component(name: str) -> type[LibraryComponent]:
+    """A library component, imported on first use: a GKE stack never imports the AWS SDK, nor an EKS stack GCP's."""
+    return getattr(gpu_fungibility, name)
 
 
 def _camel(segment: str) -> str:
@@ -137,6 +129,13 @@ POOL_PATHS = {
 }
 
 
+def system_node_group() -> str:
+    """The pool name the EKS cluster's own CPU node group takes."""
+    from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP
+
+    return SYSTEM_NODE_GROUP
+
+
 def node_group_name(cluster_name: str, pool_name: str) -> str:
     """The EKS node group of a pool (and the component's resource name)."""
     return f"{cluster_name}-{pool_name}"
@@ -177,7 +176,7 @@ def gke_pool(cfg: StackConfig, pool_name: str, *, cluster: Any = PENDING, servic
     }
     if project is not None:
         args["project"] = project
-    component = GkeTpuNodePool if pool.family == "tpu" else GkeGpuNodePool
+    component = _component("GkeTpuNodePool") if pool.family == "tpu" else _component("GkeGpuNodePool")
     return Planned(component, pool_name, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
 
 
@@ -196,7 +195,7 @@ def eks_node_group(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PEND
         "node_group_name": group,
         "tags": {**cfg.cluster.labels, "gpu-fungibility/pool": pool_name},
     }
-    return Planned(EksGpuNodeGroup, group, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
+    return Planned(_component("EksGpuNodeGroup"), group, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
 
 
 def pool(cfg: StackConfig, pool_name: str) -> Planned:
@@ -256,7 +255,7 @@ def gke_network(cfg: StackConfig, *, project: Any = None) -> Planned:
         args["existing_network"] = net.existing_network
     if net.existing_subnetwork:
         args["existing_subnetwork"] = net.existing_subnetwork
-    return Planned(GkeNetwork, "network", args, KeyPaths("cluster.network", {
+    return Planned(_component("GkeNetwork"), "network", args, KeyPaths("cluster.network", {
         "name": "/cluster.name", "region": "/cluster.location", "private_nodes": "/cluster.privateNodes"}))
 
 
@@ -302,7 +301,7 @@ def gke_cluster(cfg: StackConfig, *, project: Any = PENDING, network: Any = PEND
     }
     if pods_range_name and services_range_name:
         args["pods_range_name"], args["services_range_name"] = pods_range_name, services_range_name
-    return Planned(GkeCluster, "gke", args, KeyPaths("cluster", CLUSTER_PATHS))
+    return Planned(_component("GkeCluster"), "gke", args, KeyPaths("cluster", CLUSTER_PATHS))
 
 
 def driver_installer(cfg: StackConfig, node_pools: list[Any] | None = None) -> Planned:
@@ -316,7 +315,7 @@ def driver_installer(cfg: StackConfig, node_pools: list[Any] | None = None) -> P
         "partition_image": images.partition_image,
         "pause_image": images.pause_image,
     }
-    return Planned(NvidiaDriverInstaller, "nvidia-driver-installer", args,
+    return Planned(_component("NvidiaDriverInstaller"), "nvidia-driver-installer", args,
                    KeyPaths("drivers.nvidiaDriverInstaller", {"node_pools": "/nodePools", "node_taints": FROM_POOLS}))
 
 
@@ -325,18 +324,18 @@ def nvidia_dra(cfg: StackConfig) -> Planned:
     args = {"cloud": cfg.cluster.cloud, "node_taints": _taint_dicts(node_taints(cfg, dra_gpu_pools(cfg))),
             **_chart_args(chart)}
     name = {"gke": "nvidia-dra", "eks": "nvidia-dra-driver"}[clouds.profile(cfg.cluster.cloud).name]
-    return Planned(NvidiaDraDriver, name, args, KeyPaths("drivers.nvidiaDra", {
+    return Planned(_component("NvidiaDraDriver"), name, args, KeyPaths("drivers.nvidiaDra", {
         **CHART_PATHS, "cloud": "/cluster.cloud", "node_taints": FROM_POOLS}))
 
 
 def tpu_dra(cfg: StackConfig) -> Planned:
     args = {"node_taints": _taint_dicts(node_taints(cfg, tpu_pools(cfg))), **_chart_args(cfg.drivers.tpu_dra)}
-    return Planned(TpuDraDriver, "tpu-dra", args, KeyPaths("drivers.tpuDra", {
+    return Planned(_component("TpuDraDriver"), "tpu-dra", args, KeyPaths("drivers.tpuDra", {
         **CHART_PATHS, "node_taints": FROM_POOLS}))
 
 
 def device_plugin(cfg: StackConfig) -> Planned:
-    return Planned(NvidiaDevicePlugin, "nvidia-device-plugin", _chart_args(cfg.drivers.nvidia_device_plugin),
+    return Planned(_component("NvidiaDevicePlugin"), "nvidia-device-plugin", _chart_args(cfg.drivers.nvidia_device_plugin),
                    KeyPaths("drivers.nvidiaDevicePlugin", CHART_PATHS))
 
 
@@ -350,7 +349,7 @@ def compute_class(cfg: StackConfig, class_name: str, node_pools: list[Any] | Non
         args["when_unsatisfiable"] = cc.when_unsatisfiable
     if cc.active_migration is not None:
         args["optimize_rule_priority"] = cc.active_migration.optimize_rule_priority
-    return Planned(GkeComputeClass, class_name, args, KeyPaths(f"computeClasses.{class_name}", {
+    return Planned(_component("GkeComputeClass"), class_name, args, KeyPaths(f"computeClasses.{class_name}", {
         "node_pools": "pools", "optimize_rule_priority": "activeMigration.optimizeRulePriority",
         "class_name": ""}))
 
@@ -363,7 +362,7 @@ def eks_network(cfg: StackConfig) -> Planned:
     args = {"cluster_name": cluster.name, "cidr": net.cidr, "zones": list(cluster.zones),
             "existing_subnet_ids": list(net.existing_subnet_ids), "nat_gateway_per_zone": net.nat_gateway_per_zone,
             "tags": dict(cluster.labels)}
-    return Planned(EksNetwork, f"{cluster.name}-network", args, KeyPaths("cluster.network", {
+    return Planned(_component("EksNetwork"), f"{cluster.name}-network", args, KeyPaths("cluster.network", {
         "cluster_name": "/cluster.name", "zones": "/cluster.zones", "tags": "/cluster.labels"}))
 
 
@@ -383,7 +382,7 @@ def eks_cluster(cfg: StackConfig, *, subnet_ids: Any = (PENDING,)) -> Planned:
                               "min_nodes": cluster.system_pool.min, "max_nodes": cluster.system_pool.max,
                               "disk_size_gb": cluster.system_pool.disk_size_gb},
     }
-    return Planned(EksCluster, cluster.name, args, KeyPaths("cluster", CLUSTER_PATHS))
+    return Planned(_component("EksCluster"), cluster.name, args, KeyPaths("cluster", CLUSTER_PATHS))
 
 
 def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oidc_issuer: Any = PENDING,
@@ -395,13 +394,13 @@ def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oi
         "oidc_provider_arn": oidc_provider_arn,
         "oidc_issuer": oidc_issuer,
         "nodegroup_arn_prefix": nodegroup_arn_prefix,
-        "system_node_group": node_group_name(name, SYSTEM_NODE_GROUP),
+        "system_node_group": node_group_name(name, system_node_group()),
         "fallback_orders": [[node_group_name(name, p) for p in cc.pools] for cc in cfg.compute_classes.values()],
         "dynamic_resource_allocation": any(p.dra for p in cfg.node_pools.values()),
         "kubernetes_version": cfg.cluster.kubernetes_version,
         **_chart_args(cfg.drivers.cluster_autoscaler),
     }
-    return Planned(ClusterAutoscaler, f"{name}-autoscaler", args, KeyPaths("drivers.clusterAutoscaler", {
+    return Planned(_component("ClusterAutoscaler"), f"{name}-autoscaler", args, KeyPaths("drivers.clusterAutoscaler", {
         **CHART_PATHS, "cluster_name": "/cluster.name", "region": "/cluster.location",
         "kubernetes_version": "/cluster.kubernetesVersion", "fallback_orders": "/computeClasses"}))
 
@@ -421,7 +420,7 @@ def namespace(cfg: StackConfig, name: str, hf_token: Any = None) -> Planned:
         args["hf_token"] = hf_token
     users = [f"workloads.{w}.namespace" for w, wl in cfg.workloads.items() if wl.namespace == name]
     users += [f"sharedClaims.{c}.namespace" for c, sc in cfg.shared_claims.items() if sc.namespace == name]
-    return Planned(WorkloadNamespace, f"ns-{name}", args, KeyPaths("", {"namespace": "/" + users[0],
+    return Planned(_component("WorkloadNamespace"), f"ns-{name}", args, KeyPaths("", {"namespace": "/" + users[0],
                                                                           "hf_token": "/hfToken"}))
 
 
@@ -459,7 +458,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
     table: dict[str, str | None] = {f"device_classes.{n}": f"/deviceClasses.{n}" for n in cfg.device_classes}
     for n in cfg.device_classes:
         table.update({f"device_classes.{n}.{arg}": f"/deviceClasses.{n}.{_camel(arg)}"
-                      for arg in DeviceClassSpec.__annotations__})
+                      for arg in gpu_fungibility.DeviceClassSpec.__annotations__})
     shared = {}
     for name, claim in cfg.shared_claims.items():
         if not resolvable(cfg, claim):
@@ -487,7 +486,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
             table[f"claim_templates.{name}.{arg}"] = key
         table[f"claim_templates.{name}"] = f"/workloads.{name}"
     args = {"device_classes": device_classes, "shared_claims": shared, "claim_templates": templates}
-    return Planned(DraClaims, "dra-claims", args, KeyPaths("", table))
+    return Planned(_component("DraClaims"), "dra-claims", args, KeyPaths("", table))
 
 
 def workload_claim(cfg: StackConfig, name: str) -> dict[str, Any]:
@@ -528,7 +527,7 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
     if wl.mig is not None:
         args["mig_servers"] = [{"name": s.name, "model": s.model, "port": s.port, "extra_args": list(s.extra_args)}
                                for s in wl.mig]
-    return Planned(VllmWorkload, name, args, KeyPaths(f"workloads.{name}", {
+    return Planned(_component("VllmWorkload"), name, args, KeyPaths(f"workloads.{name}", {
         "mig_servers": "mig", "accelerator_family": "", "tolerate_taints": FROM_POOLS, "claim": "",
         "cloud": "/cluster.cloud"}))
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_aws as aws
-from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP
 
 from stacks import arguments as build
 from stacks.arguments import create
@@ -26,6 +24,9 @@ MIN_CLUSTER_ZONES = 2
 
 def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
     """Config rules only an EKS stack has (the components check their own arguments)."""
+
+    from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP
+
     cluster = cfg.cluster
     issues = []
     for i, zone in enumerate(cluster.zones):
@@ -55,6 +56,8 @@ def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
 
 
 def compose_eks(loaded: LoadedStack) -> None:
+    import pulumi_aws as aws
+
     from stacks.in_cluster import deploy_dra_and_workloads
 
     cfg = loaded.config

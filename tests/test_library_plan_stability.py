@@ -55,3 +55,14 @@ def test_a_component_that_moved_is_aliased_to_its_old_type():
         name = pool["urn"].rsplit("::", 1)[1]
         assert f"urn:pulumi:dev::gpu-fungibility::pulumi:pulumi:Stack$gpu-fungibility:gke_pools:GkeGpuNodePool::{name}" \
             in pool["aliases"]
+
+
+def test_a_stack_imports_only_its_own_clouds_provider_sdk():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom offline_plan.run import run_stack_file\nrun_stack_file('dev')\n"
+             "print('pulumi_aws' in sys.modules, 'pulumi_gcp' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert result.stdout.split()[-2:] == ["False", "True"], result.stdout
