@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dra_cel import CelEvaluationError, Program, matches
+from gpu_fungibility.dra_cel import CelEvaluationError, Program, matches
+
 from simulator.cluster import SimDevice, SimNode
 from simulator.workloads import Alternative, ClaimSpec, Constraint
 

@@ -28,9 +28,9 @@ import uuid
 from dataclasses import dataclass, field
 
 from gpu_fungibility import catalog, dra_wiring, selectors
+from gpu_fungibility.dra_cel import Device
 from gpu_fungibility.node_selection import NodeTaint
 
-from dra_cel import Device
 from stacks.arguments import pool_specs
 from stacks.config import NodePool, StackConfig
 

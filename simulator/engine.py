@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_fungibility import clouds
+from gpu_fungibility.dra_cel import CelEvaluationError
 
-from dra_cel import CelEvaluationError
 from simulator.allocator import Allocator, MissingDeviceClass, Pick
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.scheduling import node_predicates

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility import clouds
+from gpu_fungibility.dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 
-from dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 from simulator.cluster import DRIVER_DEVICE_CLASSES
 from stacks.config import StackConfig
 

@@ -94,7 +94,7 @@ def test_a_component_refuses_bad_arguments_naming_each_one():
 # ---- one dependency direction -------------------------------------------------------------------
 
 PROJECT = LIBRARY.parent
-PACKAGES = ("stacks", "simulator", "policies", "offline_plan", "policy_gate", "preflight", "dra_cel")
+PACKAGES = ("stacks", "simulator", "policies", "offline_plan", "policy_gate", "preflight")
 
 
 def _imports(path: Path) -> set[str]:
