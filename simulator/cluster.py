@@ -10,9 +10,9 @@ device names, so every run builds the same cluster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from gpu_fungibility import devices, dra_wiring, selectors
+from gpu_fungibility import devices, dra_wiring, selectors, sizing
 from gpu_fungibility.dra_cel import Device
 from gpu_fungibility.node_selection import NodeTaint
 
@@ -23,7 +23,7 @@ from stacks.config import NodePool, StackConfig
 DRIVER_DEVICE_CLASSES = selectors.DRIVER_DEVICE_CLASS_SELECTORS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SimDevice:
     """One published device: its ResourceSlice entry and what CEL sees of it."""
 
@@ -39,18 +39,18 @@ class SimDevice:
                    Device.from_slice_device(driver, entry))
 
 
-@dataclass
+@dataclass(eq=False)
 class SimNode:
+    """What does not change about a node: name, labels, taints, devices, room for pods."""
+
     name: str
     pool: str
     labels: dict[str, str]
     taints: list[NodeTaint]
     devices: list[SimDevice]
     template: bool = False  # the autoscaler's model of a node it could add
-    allocated: set[str] = field(default_factory=set)  # device uids in use
-
-    def free_devices(self) -> int:
-        return len(self.devices) - len(self.allocated)
+    machine: str = ""
+    room: tuple[int, int] = (0, 0)  # (millicores, MiB) free for pods: allocatable minus system pods and DaemonSets
 
 
 @dataclass
@@ -61,7 +61,6 @@ class SimPool:
     config: NodePool
     priority: int  # 0 = most preferred
     stocked_out: bool
-    nodes: list[SimNode] = field(default_factory=list)
 
     @property
     def min(self) -> int:
@@ -117,11 +116,19 @@ class ClusterBuilder:
             "kubernetes.io/arch": "amd64",
             "topology.kubernetes.io/zone": (pool.zones or self.cfg.cluster.zones)[0],
         }
+        # The Cluster Autoscaler builds a group's nodes from its first instance type.
         machine = pool.machine_type or (pool.instance_types or [""])[0]
         if machine:
             labels["node.kubernetes.io/instance-type"] = machine
         return SimNode(name, pool_name, labels, list(self._taints[pool_name]),
-                       self.devices(pool_name, name), template=template)
+                       self.devices(pool_name, name), template=template, machine=machine,
+                       room=self.room(pool_name, machine))
+
+    def room(self, pool_name: str, machine: str) -> tuple[int, int]:
+        """What a node of this machine leaves for serving pods (the same arithmetic that sized them)."""
+        pool = self.cfg.node_pools[pool_name]
+        found = sizing.node_room(self.cfg.cluster.cloud, machine, pool.family or "gpu", pool.dra)
+        return found.free if found else (0, 0)
 
     def devices(self, pool_name: str, node: str) -> list[SimDevice]:
         pool = self.cfg.node_pools[pool_name]
