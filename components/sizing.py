@@ -202,7 +202,7 @@ def fit_issues(resources: ServingResources, rooms: Sequence[PoolRoom], share: in
             fmt = format_cpu if index == 0 else format_memory
             asked = fmt(wanted) if share <= 1 else f"{share} x {fmt(wanted)} = {fmt(total)}"
             issues.append((name, (
-                f"{asked} does not fit pool {room.pool}: a {node.machine} node has {fmt(node.allocatable[index])} "
+                f"{asked} does not fit pool {room.pool}: one {node.machine} node has {fmt(node.allocatable[index])} "
                 f"allocatable, {fmt(node.reserved[index])} of it kept for system pods and DaemonSets, "
                 f"so {fmt(max(free, 0))} is free")))
     return issues

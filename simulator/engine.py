@@ -309,7 +309,7 @@ class Simulation:
                 continue
             short = self._short(pod, template.room, NodeState())
             if short:
-                too_small.append(f"a {template.machine} node of {pool.name} has room for less "
+                too_small.append(f"one {template.machine} node of {pool.name} has room for less "
                                  f"({' and '.join(short)})")
                 continue
             blocker = self._cannot_grow(branch, p)
@@ -466,14 +466,16 @@ def _tensor_parallel_size(pod: PodSpec, picks: list[Pick] | tuple[Pick, ...]) ->
 
 
 def _placement(workload: str, replica: int, outcomes: list[Outcome], representative: Outcome,
-               enumerated: bool, priority: Mapping[str, int]) -> ReplicaPlacement:
+               enumerated: bool, priority: Mapping[str, int], scored: bool) -> ReplicaPlacement:
     distinct = sorted({o.key: o for o in outcomes}.values(),
                       key=lambda o: (o.pool is None, priority.get(o.pool or "", 0), o.tensor_parallel_size or 0))
     if len(distinct) == 1:
         o = representative
         return ReplicaPlacement(workload, replica, o.status, o.pool, o.node, o.devices, o.tensor_parallel_size,
                                 o.reason, o.alternatives, note=o.note)
-    why = ("the outcome depends on choices the scheduler makes by other scores and at random "
+    scoring = ("equally ranked alternatives" if scored else
+               "Kubernetes 1.34 has no DRA scoring")
+    why = (f"{scoring}: the scheduler chooses among running nodes by other scores and at random "
            f"({len(distinct)} possible outcomes)")
     if not enumerated:
         why = (f"not enumerated beyond {MAX_BRANCHES} ways the cluster can unfold; any of these "
@@ -552,7 +554,8 @@ def simulate(
     for key in keys:
         outcomes = coarse.get(key) or [b.history[key] for b in branches]
         placements.append(_placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
-                                     {p.name: p.priority for p in simulation.pools}))
+                                     {p.name: p.priority for p in simulation.pools},
+                                     simulation.scores_prioritized_list))
     if not simulation.enumerated:
         warnings.append(f"more than {MAX_BRANCHES} ways the cluster can unfold: later replicas list every pool "
                         "that could take them")

@@ -54,9 +54,9 @@ def test_a_pod_no_node_can_hold_says_which_resource_and_pool(cfg):
     huge = with_requests(gpu_objects(), cpu="40")
     (replica,) = simulate(parse_stack_config(raw), huge).of("vllm-gpu")
     assert replica.status == PENDING
-    assert replica.reason.startswith("insufficient cpu: a a2-ultragpu-1g node of a100-80gb has room for less "
+    assert replica.reason.startswith("insufficient cpu: one a2-ultragpu-1g node of a100-80gb has room for less "
                                      "(cpu (requests 40, 11150m free))")
-    assert "a a2-highgpu-2g node of a100-40gb has room for less (cpu (requests 40, 23120m free))" in replica.reason
+    assert "one a2-highgpu-2g node of a100-40gb has room for less (cpu (requests 40, 23120m free))" in replica.reason
 
 
 def test_running_pods_use_up_the_room_of_a_shared_node(cfg):

@@ -132,7 +132,7 @@ def test_a_request_that_does_not_fit_a_pool_names_the_pool_and_the_numbers():
         parse_stack_config(raw)
     message = str(caught.value)
     assert "workloads.serve.resources.memory" in message
-    assert ("64Gi does not fit pool l4: a g2-standard-4 node has 13621Mi allocatable, 1344Mi of it kept for "
+    assert ("64Gi does not fit pool l4: one g2-standard-4 node has 13621Mi allocatable, 1344Mi of it kept for "
             "system pods and DaemonSets, so 12277Mi is free") in message
     assert "resources.cpu" not in message, "3 CPUs fit the l4 node (3170m free)"
 
