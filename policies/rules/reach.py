@@ -20,6 +20,7 @@ architecture, driver version as the catalog records them), match at least
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -116,11 +117,14 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
     """Every pool a claim can land on runs its family's DRA kubelet plugin and no device plugin."""
     view = StackView.from_policy_resources(args.resources)
     reported: set[tuple[str, str]] = set()
+    plugins: dict[str, Any] = {}
     for alt in alternatives(view):
         key = (alt.workload.urn if alt.workload else alt.claim.urn, alt.pool.urn)
         if key in reported:
             continue
-        found = plugins_on(alt.pool, view)
+        if alt.pool.urn not in plugins:
+            plugins[alt.pool.urn] = plugins_on(alt.pool, view)
+        found = plugins[alt.pool.urn]
         if found.dra_plugins and not found.device_plugins:
             continue
         reported.add(key)
@@ -147,18 +151,29 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
 # ---- claim-alternative-satisfiable ---------------------------------------------------------------
 
 
-def _published(pool: Pool, mig: bool) -> list[dra_cel.Device] | None:
-    """The devices one node of the pool publishes; MIG: one slice of every profile per GPU."""
-    if not pool.accelerator_type or pool.accelerator_count < 1:
-        return None
-    gpu = GPUS.get(pool.accelerator_type)
+@functools.lru_cache(maxsize=1024)
+def _published(accelerator_type: str, count: int, mig: bool) -> tuple[dra_cel.Device, ...] | None:
+    """The devices one node with ``count`` of this accelerator publishes; MIG: one slice of every profile per GPU."""
+    gpu = GPUS.get(accelerator_type)
     profiles = list(gpu.mig_profiles) if (mig and gpu is not None) else None
     try:
-        driver, entries = devices.published("policy", pool.pool_name, pool.accelerator_type, pool.accelerator_count,
-                                            profiles)
+        driver, entries = devices.published("policy", "node", accelerator_type, count, profiles)
     except ValueError:
         return None
-    return [dra_cel.Device.from_slice_device(driver, e) for e in entries]
+    return tuple(dra_cel.Device.from_slice_device(driver, e) for e in entries)
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_matching(expressions: tuple[str, ...], accelerator_type: str, count: int,
+                    mig: bool) -> tuple[int, int] | None:
+    published = _published(accelerator_type, count, mig)
+    if published is None:
+        return None
+    try:
+        programs = [dra_cel.compile_expression(e) for e in expressions]
+    except dra_cel.CelCompileError:
+        return None  # claim-shape reports an invalid selector; one this engine lacks cannot be judged
+    return sum(all(dra_cel.matches(p, d) for p in programs) for d in published), len(published)
 
 
 def _matching(body: Mapping[str, Any], pool: Pool, classes: Mapping[str, list[str]]) -> tuple[int, int] | None:
@@ -167,18 +182,11 @@ def _matching(body: Mapping[str, Any], pool: Pool, classes: Mapping[str, list[st
     Raises :class:`dra_cel.CelEvaluationError` when a selector fails at runtime on those devices.
     """
     device_class = str(body.get("deviceClassName") or "")
-    if device_class not in classes:
+    if device_class not in classes or not pool.accelerator_type or pool.accelerator_count < 1:
         return None
     own = [str(dig(s, "cel", "expression", default="")) for s in body.get("selectors") or [] if isinstance(s, Mapping)]
     mig = device_class == selectors.MIG_DEVICE_CLASS or any("'mig'" in e for e in classes[device_class])
-    published = _published(pool, mig)
-    if published is None:
-        return None
-    try:
-        programs = [dra_cel.compile_expression(e) for e in [*classes[device_class], *own]]
-    except dra_cel.CelCompileError:
-        return None  # claim-shape reports an invalid selector; one this engine lacks cannot be judged
-    return sum(all(dra_cel.matches(p, d) for p in programs) for d in published), len(published)
+    return _count_matching((*classes[device_class], *own), pool.accelerator_type, pool.accelerator_count, mig)
 
 
 def _stands_for(view: StackView) -> Iterator[Alternative]:
