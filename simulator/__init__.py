@@ -10,18 +10,17 @@ every possible outcome is reported), and the cluster autoscaler's priority order
 ``render_table``, ``render_markdown`` and ``to_json`` present the result.
 """
 
-from simulator.engine import (
+from simulator.engine import SimulationError, simulate
+from simulator.render import render_markdown, render_table, to_json
+from simulator.results import (
     PENDING,
     SCHEDULED,
     UNDETERMINED,
     Outcome,
     PoolUsage,
     ReplicaPlacement,
-    SimulationError,
     SimulationResult,
-    simulate,
 )
-from simulator.render import render_markdown, render_table, to_json
 
 __all__ = [
     "PENDING",

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_fungibility import clouds, sizing
@@ -46,80 +46,20 @@ from gpu_fungibility.dra_cel import CelEvaluationError
 
 from simulator.allocator import Allocator, MissingDeviceClass, Pick
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
+from simulator.results import (
+    PENDING,
+    SCHEDULED,
+    Outcome,
+    PoolUsage,
+    SimulationResult,
+    placement,
+)
 from simulator.scheduling import node_predicates
 from simulator.workloads import ClaimSpec, PodSpec, device_classes, pod_specs
 from stacks.config import StackConfig
 
-SCHEDULED, PENDING, UNDETERMINED = "scheduled", "pending", "undetermined"
 #: Distinct ways the cluster can unfold that the simulation follows before it stops enumerating.
 MAX_BRANCHES = 64
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Where one replica ends up in one possible unfolding of the cluster."""
-
-    status: str  # scheduled | pending
-    pool: str | None = None
-    node: str | None = None
-    devices: tuple[str, ...] = ()
-    tensor_parallel_size: int | None = None
-    alternatives: tuple[str, ...] = ()  # the request/subrequest each claim request was satisfied with
-    reason: str | None = None  # why pending
-    note: str | None = None  # e.g. rescheduled after a reclaim
-
-    @property
-    def key(self) -> tuple:
-        """What tells two outcomes apart for a user (node names within a pool are interchangeable)."""
-        return self.status, self.pool, self.tensor_parallel_size, self.alternatives, self.reason, self.note
-
-
-@dataclass(frozen=True)
-class ReplicaPlacement:
-    workload: str
-    replica: int  # 1-based
-    status: str  # scheduled | pending | undetermined
-    pool: str | None = None
-    node: str | None = None
-    devices: tuple[str, ...] = ()
-    tensor_parallel_size: int | None = None
-    reason: str | None = None
-    alternatives: tuple[str, ...] = ()
-    outcomes: tuple[Outcome, ...] = ()  # every possible outcome, when more than one
-    note: str | None = None
-
-    @property
-    def determined(self) -> bool:
-        return self.status != UNDETERMINED
-
-
-@dataclass(frozen=True)
-class PoolUsage:
-    name: str
-    priority: int
-    min: int
-    max: int
-    nodes: int  # at the end of the simulation (the first outcome)
-    stocked_out: bool
-    devices_per_node: int
-    devices_in_use: int
-    nodes_range: tuple[int, int] = (0, 0)  # over every outcome
-    devices_in_use_range: tuple[int, int] = (0, 0)
-    reclaimed: tuple[str, ...] = ()
-
-
-@dataclass
-class SimulationResult:
-    cloud: str
-    replicas: list[ReplicaPlacement]
-    pools: list[PoolUsage]
-    warnings: list[str] = field(default_factory=list)
-    kubernetes_version: str = ""
-    branches: int = 1  # how many unfoldings were followed
-    enumerated: bool = True  # False: stopped enumerating at MAX_BRANCHES
-
-    def of(self, workload: str) -> list[ReplicaPlacement]:
-        return [r for r in self.replicas if r.workload == workload]
 
 
 class SimulationError(ValueError):
@@ -465,24 +405,6 @@ def _tensor_parallel_size(pod: PodSpec, picks: list[Pick] | tuple[Pick, ...]) ->
     return len(seen)
 
 
-def _placement(workload: str, replica: int, outcomes: list[Outcome], representative: Outcome,
-               enumerated: bool, priority: Mapping[str, int], scored: bool) -> ReplicaPlacement:
-    distinct = sorted({o.key: o for o in outcomes}.values(),
-                      key=lambda o: (o.pool is None, priority.get(o.pool or "", 0), o.tensor_parallel_size or 0))
-    if len(distinct) == 1:
-        o = representative
-        return ReplicaPlacement(workload, replica, o.status, o.pool, o.node, o.devices, o.tensor_parallel_size,
-                                o.reason, o.alternatives, note=o.note)
-    scoring = ("equally ranked alternatives" if scored else
-               "Kubernetes 1.34 has no DRA scoring")
-    why = (f"{scoring}: the scheduler chooses among running nodes by other scores and at random "
-           f"({len(distinct)} possible outcomes)")
-    if not enumerated:
-        why = (f"not enumerated beyond {MAX_BRANCHES} ways the cluster can unfold; any of these "
-               f"{len(distinct)} outcomes is possible")
-    return ReplicaPlacement(workload, replica, UNDETERMINED, reason=why, outcomes=tuple(distinct))
-
-
 def simulate(
     cfg: StackConfig,
     objects: list[dict],
@@ -553,7 +475,7 @@ def simulate(
     placements = []
     for key in keys:
         outcomes = coarse.get(key) or [b.history[key] for b in branches]
-        placements.append(_placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
+        placements.append(placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
                                      {p.name: p.priority for p in simulation.pools},
                                      simulation.scores_prioritized_list))
     if not simulation.enumerated:

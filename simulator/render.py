@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.engine import ReplicaPlacement, SimulationResult
+from simulator.results import ReplicaPlacement, SimulationResult
 
 COLUMNS = ("WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP", "ALTERNATIVE", "REASON")
 

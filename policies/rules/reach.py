@@ -117,14 +117,14 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
     """Every pool a claim can land on runs its family's DRA kubelet plugin and no device plugin."""
     view = StackView.from_policy_resources(args.resources)
     reported: set[tuple[str, str]] = set()
-    plugins: dict[str, Any] = {}
+    served: dict[str, Any] = {}  # pool URN -> the plugins on it
     for alt in alternatives(view):
         key = (alt.workload.urn if alt.workload else alt.claim.urn, alt.pool.urn)
         if key in reported:
             continue
-        if alt.pool.urn not in plugins:
-            plugins[alt.pool.urn] = plugins_on(alt.pool, view)
-        found = plugins[alt.pool.urn]
+        if alt.pool.urn not in served:
+            served[alt.pool.urn] = plugins_on(alt.pool, view)
+        found = served[alt.pool.urn]
         if found.dra_plugins and not found.device_plugins:
             continue
         reported.add(key)
