@@ -13,7 +13,7 @@ help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
-	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
+	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=eks-dev     EC2 capacity preflight (needs AWS credentials)"
 	@echo "make bench                       benchmarks (print figures)"
 	@echo "make lint                        ruff"
@@ -44,8 +44,7 @@ policy-check: venv
 
 simulate: venv
 	$(PY) -m simulator --stack $(STACK) --replicas $(REPLICAS) \
-		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) \
-		$(if $(RECLAIM),--reclaim $(RECLAIM)) $(if $(JSON),--json)
+		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
 
 preflight: venv
 	$(PY) -m preflight --stack $(STACK)

@@ -4,7 +4,8 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
 
 - claims, then requests, in order; each request tries its ``firstAvailable``
   alternatives in order and takes the first that can be satisfied together
-  with everything after it (backtracking, no scoring: first fit wins);
+  with everything after it (backtracking; on one node the first solution
+  wins, as upstream's allocator returns the first it finds);
 - ``ExactCount`` picks ``count`` devices, ``All`` takes every matching
   device of the node and fails if one of them is already in use or there is
   none;
