@@ -4,7 +4,10 @@ Four 8-GPU pools of 50 nodes each (H100, A100 80GB, A100 40GB, L4) behind one
 compute class; one workload whose claim has one ``firstAvailable``
 alternative per pool (two GPUs, selected by productName), so every node
 holds four replicas and 1,000 replicas overflow the 800 slots: the pending
-path is measured too. Scenarios: every node already running (``min =
+path is measured too. On Kubernetes 1.34 (the default) the scheduler has no DRA
+scoring, so with every pool running the simulation follows each possible choice
+until :data:`simulator.engine.MAX_BRANCHES`, then reports ranges: that path is
+measured as well (the "undetermined" column). Scenarios: every node already running (``min =
 max``); every pool scaling up from zero; and the worst case for CEL, where
 selectors read a whole attribute domain so no two devices share a result. Prints seconds per run
 and the growth ratio from 100 to 1,000 replicas (10x replicas; linear
@@ -78,14 +81,15 @@ def objects(shared_results: bool = True) -> list[dict]:
     return [template, deployment]
 
 
-def measure(cfg, objs, replicas: int, repeats: int) -> tuple[float, int]:
-    times, scheduled = [], 0
+def measure(cfg, objs, replicas: int, repeats: int) -> tuple[float, int, int]:
+    times, scheduled, undetermined = [], 0, 0
     for _ in range(repeats):
         start = time.perf_counter()
         result = simulate(cfg, objs, replicas={"vllm": replicas})
         times.append(time.perf_counter() - start)
         scheduled = sum(r.status == "scheduled" for r in result.replicas)
-    return statistics.median(times), scheduled
+        undetermined = sum(r.status == "undetermined" for r in result.replicas)
+    return statistics.median(times), scheduled, undetermined
 
 
 # (label, every node running at start, devices share CEL results, replica counts, repeats)
@@ -104,12 +108,12 @@ def main() -> None:
         objs = objects(shared)
         simulate(cfg, objs, replicas={"vllm": 1})  # compile the selectors once, as a plan run would
         print(f"\n{label} (median of {repeats} run{'s' if repeats > 1 else ''}):")
-        print(f"  {'replicas':>8}  {'seconds':>8}  {'ms/replica':>10}  {'scheduled':>9}")
+        print(f"  {'replicas':>8}  {'seconds':>8}  {'ms/replica':>10}  {'scheduled':>9}  {'undetermined':>12}")
         timings = {}
         for count in counts:
-            seconds, scheduled = measure(cfg, objs, count, repeats)
+            seconds, scheduled, undetermined = measure(cfg, objs, count, repeats)
             timings[count] = seconds
-            print(f"  {count:>8}  {seconds:>8.3f}  {1000 * seconds / count:>10.2f}  {scheduled:>9}")
+            print(f"  {count:>8}  {seconds:>8.3f}  {1000 * seconds / count:>10.2f}  {scheduled:>9}  {undetermined:>12}")
         ratio = timings[counts[-1]] / timings[counts[0]]
         verdict = "under" if timings[1000] < 5 else "OVER"
         print(f"  growth 100 -> 1000 replicas: {ratio:.1f}x for 10x replicas; "

@@ -6,7 +6,12 @@ its ResourceSlices (``productName``, ``architecture``, ``brand``,
 ``cudaComputeCapability`` and the NVML total memory, which is *not* the
 marketing figure: an H100 80GB publishes 81559Mi). Machine/instance shapes
 record how many devices each machine carries, so a pool's ``accelerator.count``
-can be checked, and the simulator can build nodes.
+can be checked, and the simulator can build nodes, and the vCPUs and memory
+the cloud sells with it, so serving pods can be sized to fit (public specs:
+cloud.google.com/compute/docs/accelerator-optimized-machines,
+cloud.google.com/compute/docs/general-purpose-machines#n1_machines,
+cloud.google.com/tpu/docs/v6e, /v5e and /v5p, aws.amazon.com/ec2/instance-types/g5,
+/g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB).
 """
 
 from dataclasses import dataclass, field
@@ -53,6 +58,21 @@ class MachineShape:
     count: int
     cloud: Literal["gke", "eks"]
     topology: str | None = None  # TPU single-host topology
+    vcpus: int = 0
+    memory_gib: float = 0.0
+    #: EKS: the pods the VPC CNI lets a node run (ENIs x (IPv4 per ENI - 1) + 2), which AL2023's
+    #: nodeadm uses for kube-reserved memory (awslabs/amazon-eks-ami templates/shared/runtime/eni-max-pods.txt).
+    max_pods: int | None = None
+
+
+@dataclass(frozen=True)
+class HostShape:
+    """What a machine sells besides its accelerators: vCPUs and memory (GiB)."""
+
+    name: str
+    vcpus: int
+    memory_gib: float
+    max_pods: int | None = None
 
 
 #: DeviceClasses the DRA drivers' charts create (the names a stack must not reuse).
@@ -124,36 +144,36 @@ def _shapes(*shapes: MachineShape) -> dict[str, MachineShape]:
 
 
 GKE_MACHINES: dict[str, MachineShape] = _shapes(
-    MachineShape("a2-highgpu-1g", "nvidia-tesla-a100", 1, "gke"),
-    MachineShape("a2-highgpu-2g", "nvidia-tesla-a100", 2, "gke"),
-    MachineShape("a2-highgpu-4g", "nvidia-tesla-a100", 4, "gke"),
-    MachineShape("a2-highgpu-8g", "nvidia-tesla-a100", 8, "gke"),
-    MachineShape("a2-megagpu-16g", "nvidia-tesla-a100", 16, "gke"),
-    MachineShape("a2-ultragpu-1g", "nvidia-a100-80gb", 1, "gke"),
-    MachineShape("a2-ultragpu-2g", "nvidia-a100-80gb", 2, "gke"),
-    MachineShape("a2-ultragpu-4g", "nvidia-a100-80gb", 4, "gke"),
-    MachineShape("a2-ultragpu-8g", "nvidia-a100-80gb", 8, "gke"),
-    MachineShape("a3-highgpu-1g", "nvidia-h100-80gb", 1, "gke"),
-    MachineShape("a3-highgpu-2g", "nvidia-h100-80gb", 2, "gke"),
-    MachineShape("a3-highgpu-4g", "nvidia-h100-80gb", 4, "gke"),
-    MachineShape("a3-highgpu-8g", "nvidia-h100-80gb", 8, "gke"),
-    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke"),
-    MachineShape("a4-highgpu-8g", "nvidia-b200", 8, "gke"),
-    MachineShape("g2-standard-4", "nvidia-l4", 1, "gke"),
-    MachineShape("g2-standard-8", "nvidia-l4", 1, "gke"),
-    MachineShape("g2-standard-12", "nvidia-l4", 1, "gke"),
-    MachineShape("g2-standard-16", "nvidia-l4", 1, "gke"),
-    MachineShape("g2-standard-24", "nvidia-l4", 2, "gke"),
-    MachineShape("g2-standard-32", "nvidia-l4", 1, "gke"),
-    MachineShape("g2-standard-48", "nvidia-l4", 4, "gke"),
-    MachineShape("g2-standard-96", "nvidia-l4", 8, "gke"),
-    MachineShape("ct5lp-hightpu-1t", "tpu-v5-lite-podslice", 1, "gke", "1x1"),
-    MachineShape("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", 4, "gke", "2x2"),
-    MachineShape("ct5lp-hightpu-8t", "tpu-v5-lite-podslice", 8, "gke", "2x4"),
-    MachineShape("ct5p-hightpu-4t", "tpu-v5p-slice", 4, "gke", "2x2x1"),
-    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1"),
-    MachineShape("ct6e-standard-4t", "tpu-v6e-slice", 4, "gke", "2x2"),
-    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4"),
+    MachineShape("a2-highgpu-1g", "nvidia-tesla-a100", 1, "gke", vcpus=12, memory_gib=85),
+    MachineShape("a2-highgpu-2g", "nvidia-tesla-a100", 2, "gke", vcpus=24, memory_gib=170),
+    MachineShape("a2-highgpu-4g", "nvidia-tesla-a100", 4, "gke", vcpus=48, memory_gib=340),
+    MachineShape("a2-highgpu-8g", "nvidia-tesla-a100", 8, "gke", vcpus=96, memory_gib=680),
+    MachineShape("a2-megagpu-16g", "nvidia-tesla-a100", 16, "gke", vcpus=96, memory_gib=1360),
+    MachineShape("a2-ultragpu-1g", "nvidia-a100-80gb", 1, "gke", vcpus=12, memory_gib=170),
+    MachineShape("a2-ultragpu-2g", "nvidia-a100-80gb", 2, "gke", vcpus=24, memory_gib=340),
+    MachineShape("a2-ultragpu-4g", "nvidia-a100-80gb", 4, "gke", vcpus=48, memory_gib=680),
+    MachineShape("a2-ultragpu-8g", "nvidia-a100-80gb", 8, "gke", vcpus=96, memory_gib=1360),
+    MachineShape("a3-highgpu-1g", "nvidia-h100-80gb", 1, "gke", vcpus=26, memory_gib=234),
+    MachineShape("a3-highgpu-2g", "nvidia-h100-80gb", 2, "gke", vcpus=52, memory_gib=468),
+    MachineShape("a3-highgpu-4g", "nvidia-h100-80gb", 4, "gke", vcpus=104, memory_gib=936),
+    MachineShape("a3-highgpu-8g", "nvidia-h100-80gb", 8, "gke", vcpus=208, memory_gib=1872),
+    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke", vcpus=224, memory_gib=2944),
+    MachineShape("a4-highgpu-8g", "nvidia-b200", 8, "gke", vcpus=224, memory_gib=3968),
+    MachineShape("g2-standard-4", "nvidia-l4", 1, "gke", vcpus=4, memory_gib=16),
+    MachineShape("g2-standard-8", "nvidia-l4", 1, "gke", vcpus=8, memory_gib=32),
+    MachineShape("g2-standard-12", "nvidia-l4", 1, "gke", vcpus=12, memory_gib=48),
+    MachineShape("g2-standard-16", "nvidia-l4", 1, "gke", vcpus=16, memory_gib=64),
+    MachineShape("g2-standard-24", "nvidia-l4", 2, "gke", vcpus=24, memory_gib=96),
+    MachineShape("g2-standard-32", "nvidia-l4", 1, "gke", vcpus=32, memory_gib=128),
+    MachineShape("g2-standard-48", "nvidia-l4", 4, "gke", vcpus=48, memory_gib=192),
+    MachineShape("g2-standard-96", "nvidia-l4", 8, "gke", vcpus=96, memory_gib=384),
+    MachineShape("ct5lp-hightpu-1t", "tpu-v5-lite-podslice", 1, "gke", "1x1", vcpus=24, memory_gib=48),
+    MachineShape("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", 4, "gke", "2x2", vcpus=112, memory_gib=192),
+    MachineShape("ct5lp-hightpu-8t", "tpu-v5-lite-podslice", 8, "gke", "2x4", vcpus=224, memory_gib=384),
+    MachineShape("ct5p-hightpu-4t", "tpu-v5p-slice", 4, "gke", "2x2x1", vcpus=208, memory_gib=448),
+    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1", vcpus=44, memory_gib=448),
+    MachineShape("ct6e-standard-4t", "tpu-v6e-slice", 4, "gke", "2x2", vcpus=180, memory_gib=720),
+    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4", vcpus=180, memory_gib=1440),
 )
 
 # T4 attaches to general-purpose N1 machines in counts of 1, 2 or 4.
@@ -161,29 +181,33 @@ ATTACHABLE_GPUS: dict[str, tuple[str, tuple[int, ...]]] = {
     "n1-": ("nvidia-tesla-t4", (1, 2, 4)),
 }
 
+#: N1 machine types: n1-<kind>-<vCPUs>, memory GiB per vCPU by kind.
+N1_MEMORY_PER_VCPU = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
+N1_VCPUS = (1, 2, 4, 8, 16, 32, 64, 96)
+
 EKS_INSTANCES: dict[str, MachineShape] = _shapes(
-    MachineShape("g4dn.xlarge", "nvidia-tesla-t4", 1, "eks"),
-    MachineShape("g4dn.2xlarge", "nvidia-tesla-t4", 1, "eks"),
-    MachineShape("g4dn.12xlarge", "nvidia-tesla-t4", 4, "eks"),
-    MachineShape("g5.xlarge", "nvidia-a10g", 1, "eks"),
-    MachineShape("g5.2xlarge", "nvidia-a10g", 1, "eks"),
-    MachineShape("g5.4xlarge", "nvidia-a10g", 1, "eks"),
-    MachineShape("g5.12xlarge", "nvidia-a10g", 4, "eks"),
-    MachineShape("g5.24xlarge", "nvidia-a10g", 4, "eks"),
-    MachineShape("g5.48xlarge", "nvidia-a10g", 8, "eks"),
-    MachineShape("g6.xlarge", "nvidia-l4", 1, "eks"),
-    MachineShape("g6.2xlarge", "nvidia-l4", 1, "eks"),
-    MachineShape("g6.12xlarge", "nvidia-l4", 4, "eks"),
-    MachineShape("g6.48xlarge", "nvidia-l4", 8, "eks"),
-    MachineShape("g6e.xlarge", "nvidia-l40s", 1, "eks"),
-    MachineShape("g6e.2xlarge", "nvidia-l40s", 1, "eks"),
-    MachineShape("g6e.12xlarge", "nvidia-l40s", 4, "eks"),
-    MachineShape("g6e.48xlarge", "nvidia-l40s", 8, "eks"),
-    MachineShape("p4d.24xlarge", "nvidia-tesla-a100", 8, "eks"),
-    MachineShape("p4de.24xlarge", "nvidia-a100-80gb", 8, "eks"),
-    MachineShape("p5.48xlarge", "nvidia-h100-80gb", 8, "eks"),
-    MachineShape("p5e.48xlarge", "nvidia-h200-141gb", 8, "eks"),
-    MachineShape("p6-b200.48xlarge", "nvidia-b200", 8, "eks"),
+    MachineShape("g4dn.xlarge", "nvidia-tesla-t4", 1, "eks", vcpus=4, memory_gib=16, max_pods=29),
+    MachineShape("g4dn.2xlarge", "nvidia-tesla-t4", 1, "eks", vcpus=8, memory_gib=32, max_pods=29),
+    MachineShape("g4dn.12xlarge", "nvidia-tesla-t4", 4, "eks", vcpus=48, memory_gib=192, max_pods=234),
+    MachineShape("g5.xlarge", "nvidia-a10g", 1, "eks", vcpus=4, memory_gib=16, max_pods=58),
+    MachineShape("g5.2xlarge", "nvidia-a10g", 1, "eks", vcpus=8, memory_gib=32, max_pods=58),
+    MachineShape("g5.4xlarge", "nvidia-a10g", 1, "eks", vcpus=16, memory_gib=64, max_pods=234),
+    MachineShape("g5.12xlarge", "nvidia-a10g", 4, "eks", vcpus=48, memory_gib=192, max_pods=737),
+    MachineShape("g5.24xlarge", "nvidia-a10g", 4, "eks", vcpus=96, memory_gib=384, max_pods=737),
+    MachineShape("g5.48xlarge", "nvidia-a10g", 8, "eks", vcpus=192, memory_gib=768, max_pods=345),
+    MachineShape("g6.xlarge", "nvidia-l4", 1, "eks", vcpus=4, memory_gib=16, max_pods=58),
+    MachineShape("g6.2xlarge", "nvidia-l4", 1, "eks", vcpus=8, memory_gib=32, max_pods=58),
+    MachineShape("g6.12xlarge", "nvidia-l4", 4, "eks", vcpus=48, memory_gib=192, max_pods=234),
+    MachineShape("g6.48xlarge", "nvidia-l4", 8, "eks", vcpus=192, memory_gib=768, max_pods=737),
+    MachineShape("g6e.xlarge", "nvidia-l40s", 1, "eks", vcpus=4, memory_gib=32, max_pods=58),
+    MachineShape("g6e.2xlarge", "nvidia-l40s", 1, "eks", vcpus=8, memory_gib=64, max_pods=58),
+    MachineShape("g6e.12xlarge", "nvidia-l40s", 4, "eks", vcpus=48, memory_gib=384, max_pods=292),
+    MachineShape("g6e.48xlarge", "nvidia-l40s", 8, "eks", vcpus=192, memory_gib=1536, max_pods=492),
+    MachineShape("p4d.24xlarge", "nvidia-tesla-a100", 8, "eks", vcpus=96, memory_gib=1152, max_pods=737),
+    MachineShape("p4de.24xlarge", "nvidia-a100-80gb", 8, "eks", vcpus=96, memory_gib=1152, max_pods=737),
+    MachineShape("p5.48xlarge", "nvidia-h100-80gb", 8, "eks", vcpus=192, memory_gib=2048, max_pods=100),
+    MachineShape("p5e.48xlarge", "nvidia-h200-141gb", 8, "eks", vcpus=192, memory_gib=2048, max_pods=100),
+    MachineShape("p6-b200.48xlarge", "nvidia-b200", 8, "eks", vcpus=192, memory_gib=2048, max_pods=198),
 )
 
 
@@ -210,3 +234,15 @@ def gke_attachable(machine_type: str) -> tuple[str, tuple[int, ...]] | None:
 
 def eks_instance_shape(instance_type: str) -> MachineShape | None:
     return EKS_INSTANCES.get(instance_type)
+
+
+def host_shape(machine: str) -> HostShape | None:
+    """The vCPUs and memory of a machine the catalog knows (accelerator shapes and N1), or None."""
+    shape = GKE_MACHINES.get(machine) or EKS_INSTANCES.get(machine)
+    if shape is not None:
+        return HostShape(shape.name, shape.vcpus, shape.memory_gib, shape.max_pods)
+    family, _, rest = machine.partition("-")
+    kind, _, size = rest.partition("-")
+    if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS:
+        return HostShape(machine, int(size), N1_MEMORY_PER_VCPU[kind] * int(size))
+    return None

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .wiring_keys import PoolSpec
 
 Issues = list[tuple[str, str]]
+#: ``(millicores, MiB)``
+CpuMemory = tuple[int, int]
 
 GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
 AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
@@ -52,6 +54,18 @@ class CloudProfile:
     pool_machine_argument: str = ""
     #: Whether a GPU pool that opts out of the cloud's own device plugin needs the library's plugins.
     default_device_plugin_opt_out: str | None = None
+    #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
+    #: metrics agents, CSI and network plugins), as ``(millicores, MiB)``. A margin the library chooses,
+    #: not a documented figure: those pods' requests vary with the cluster version and add-ons.
+    system_pods_reserve: CpuMemory = (500, 1024)
+    #: Seconds between the cloud's spot reclaim notice and the end of the VM (see docs/workloads.md).
+    spot_notice_seconds: int = 0
+    #: The longest ``terminationGracePeriodSeconds`` a serving pod on a spot node can actually use.
+    spot_pod_grace_seconds: int = 0
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` a node of this machine offers pods: capacity minus what the cloud reserves."""
+        raise NotImplementedError
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         raise NotImplementedError
@@ -112,6 +126,23 @@ class Gke(CloudProfile):
     nvidia_dra_quota_by_default = False  # seed 000: priorityClassName "" instead
     pool_machine_argument = "machine_type"
     default_device_plugin_opt_out = w.GKE_NO_DEFAULT_DEVICE_PLUGIN
+    # cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (and /preemptible-vms): a Spot VM is stopped
+    # 30 s after the preemption notice; graceful node shutdown gives non-system pods up to 15 s of it
+    # (best effort), then 15 s to system-critical pods.
+    spot_notice_seconds = 30
+    spot_pod_grace_seconds = 15
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        # cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes ("Memory and CPU reservations"):
+        # memory: 255 MiB below 1 GiB, else 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8,
+        # 6% of the next 112 and 2% above 128 GiB; plus the 100 MiB hard eviction threshold.
+        # CPU: 6% of the first core, 1% of the next, 0.5% of the next 2, 0.25% above 4.
+        memory_mib = host.memory_gib * 1024
+        if host.memory_gib < 1:
+            reserved = 255.0
+        else:
+            reserved = _tiered(memory_mib, ((4096, 0.25), (4096, 0.20), (8192, 0.10), (114688, 0.06), (None, 0.02)))
+        return host.vcpus * 1000 - cpu_reserved_millicores(host.vcpus), int(memory_mib - reserved - EVICTION_HARD_MIB)
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         if family == "tpu":
@@ -206,6 +237,22 @@ class Eks(CloudProfile):
     critical_pods_need_quota = False
     nvidia_dra_quota_by_default = True  # seed 004 creates the quota on EKS
     pool_machine_argument = "instance_types"
+    # docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html: a two-minute
+    # interruption notice. The node group drains the node after the notice reaches the cluster; 30 s of the
+    # two minutes are left for that and for the node's own shutdown.
+    spot_notice_seconds = 120
+    spot_pod_grace_seconds = 90
+    #: Pods per node when the catalog does not know the instance (Kubernetes' default maxPods).
+    DEFAULT_MAX_PODS = 110
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        # awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go (AL2023): kubeReserved memory
+        # 11 MiB x maxPods + 255 MiB (getMemoryMebibytesToReserve), kubeReserved CPU in the same tiers as
+        # GKE (getCPUMillicoresToReserve), evictionHard memory.available 100Mi.
+        max_pods = host.max_pods or self.DEFAULT_MAX_PODS
+        memory_mib = host.memory_gib * 1024
+        reserved = 11 * max_pods + 255
+        return host.vcpus * 1000 - cpu_reserved_millicores(host.vcpus), int(memory_mib - reserved - EVICTION_HARD_MIB)
 
     #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
     AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
@@ -266,6 +313,28 @@ class Eks(CloudProfile):
                                f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
                                f"{accelerator_count} x {accelerator_type}; all instance types of a group must match"))
         return issues
+
+
+#: The kubelet's hard eviction threshold for memory on both clouds (GKE: plan-node-sizes; EKS: nodeadm).
+EVICTION_HARD_MIB = 100
+
+
+def _tiered(amount: float, tiers: Sequence[tuple[float | None, float]]) -> float:
+    """Sum of ``rate x part`` over consecutive tiers of ``amount`` (``None``: the rest)."""
+    total, left = 0.0, amount
+    for size, rate in tiers:
+        part = left if size is None else min(left, size)
+        total += part * rate
+        left -= part
+        if left <= 0:
+            break
+    return total
+
+
+def cpu_reserved_millicores(vcpus: int) -> int:
+    """CPU both GKE and EKS (AL2023) reserve for the system: 6% of the first core, 1% of the second,
+    0.5% of the next two, 0.25% of every core above four."""
+    return int(_tiered(vcpus * 1000, ((1000, 0.06), (1000, 0.01), (2000, 0.005), (None, 0.0025))))
 
 
 PROFILES: dict[str, CloudProfile] = {p.name: p for p in (Gke(), Eks())}

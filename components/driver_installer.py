@@ -22,7 +22,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import pins
+from . import pins, sizing
 from .base import Issues, LibraryComponent, resolved
 from .dra_wiring import GKE_ACCELERATOR, GKE_NODEPOOL
 from .node_selection import tolerations_for
@@ -96,7 +96,7 @@ def installer_pod_spec(args: "NvidiaDriverInstallerArgs") -> k8s.core.v1.PodSpec
     installer_image = args.get("installer_image", pins.COS_DRIVER_INSTALLER_IMAGE)
     driver_version = args.get("driver_version", "default")
     privileged = k8s.core.v1.SecurityContextArgs(privileged=True)
-    small = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "150m"})
+    small = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": sizing.DRIVER_INSTALLER_CPU})
     installer = k8s.core.v1.ContainerArgs(
         name="nvidia-driver-installer",
         image=installer_image,

@@ -28,6 +28,13 @@ GPU_DEVICE_CLASS = "gpu.nvidia.com"
 MIG_DEVICE_CLASS = "mig.nvidia.com"
 TPU_DEVICE_CLASS = "tpu.google.com"
 
+#: The selectors of the DeviceClasses the drivers' charts install (the ones the stack's claims name).
+DRIVER_DEVICE_CLASS_SELECTORS: dict[str, list[str]] = {
+    GPU_DEVICE_CLASS: ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
+    MIG_DEVICE_CLASS: ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
+    TPU_DEVICE_CLASS: ["device.driver == 'tpu.google.com'"],
+}
+
 #: The attribute all MIG slices of one physical GPU share (for matchAttribute constraints).
 MIG_PARENT_ATTRIBUTE = f"{NVIDIA_DRIVER}/parentUUID"
 

@@ -7,6 +7,14 @@ exactly those pools' taints (``tolerate_taints``: the pools' ``node_taints``).
 The start-up command (:mod:`components.entrypoint`) counts the devices it got
 and sets ``--tensor-parallel-size``.
 
+Sized for its nodes (:mod:`gpu_fungibility.sizing`): each serving container
+requests CPU and memory (memory is also its limit, /dev/shm included) - by
+default its share of the smallest node among ``pools`` once the cloud's
+reservations and the library's DaemonSets are taken out. On spot pools the
+pods' ``terminationGracePeriodSeconds`` fits the cloud's reclaim notice; vLLM
+(the container's PID 1, exec'd by the entrypoint) stops accepting requests as
+soon as it gets SIGTERM, and a terminating pod leaves the Service's endpoints.
+
 Secure defaults: the token only ever travels as a Pulumi secret into a
 Kubernetes Secret read with ``secretKeyRef``; no service-account token; no
 privilege escalation, all capabilities dropped, ``RuntimeDefault`` seccomp; the
@@ -24,7 +32,7 @@ from pulumi_kubernetes.core import v1 as core_v1
 from pulumi_kubernetes.meta.v1 import LabelSelectorArgs, ObjectMetaArgs
 from pulumi_kubernetes.policy import v1 as policy_v1
 
-from . import clouds, entrypoint, pins
+from . import clouds, entrypoint, pins, sizing
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent, resolved
 from .errors import UnknownCloudError
 from .pool_args import Taint, taint_issues, taints_of
@@ -83,6 +91,26 @@ class WorkloadService(TypedDict):
     """The Service port (default 8000)."""
 
 
+class ServingPool(TypedDict):
+    """One pool the workload's pods can land on."""
+
+    name: str
+    """The pool's name (errors name it)."""
+    machine_types: list[str]
+    """Its machine type (GKE) or instance types (EKS), as the catalog knows them."""
+    spot: NotRequired[bool]
+    """Spot capacity (default false): the pods' termination grace period then fits the cloud's reclaim notice."""
+
+
+class ServingResources(TypedDict):
+    """CPU and memory of each serving container (Kubernetes quantities)."""
+
+    cpu: NotRequired[str]
+    """The CPU request, e.g. ``"8"`` or ``"7500m"`` (default: sized from ``pools``)."""
+    memory: NotRequired[str]
+    """The memory request and limit, /dev/shm included, e.g. ``"64Gi"`` (default: sized from ``pools``)."""
+
+
 class VllmWorkloadArgs(TypedDict):
     """A vLLM Deployment whose pods claim accelerators through DRA."""
 
@@ -118,6 +146,13 @@ class VllmWorkloadArgs(TypedDict):
     """``gke`` or ``eks``: which annotations keep a LoadBalancer internal (required for one)."""
     hf_secret_name: NotRequired[str]
     """The Secret holding the Hugging Face token under ``hf_api_token`` (default ``hf-token``)."""
+    pools: NotRequired[list[ServingPool]]
+    """The pools the pods can land on (needs ``cloud``): containers are sized to fit the smallest of their nodes,
+    given ``resources`` are checked against each, and spot pools shorten the termination grace period."""
+    resources: NotRequired[ServingResources]
+    """CPU and memory of each serving container (default: its share of the smallest node of ``pools``)."""
+    pods_per_node: NotRequired[int]
+    """How many of these pods share one node (a shared claim's pods, MIG slices of one node; default 1)."""
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -167,6 +202,53 @@ def pod_claim_name(args: Mapping[str, Any]) -> str:
     return MIG_POD_CLAIM if args.get("mig_servers") else str(args["accelerator_family"])
 
 
+def _family(args: Mapping[str, Any]) -> str:
+    return str(args.get("accelerator_family"))
+
+
+def pool_rooms(args: Mapping[str, Any]) -> list[sizing.PoolRoom]:
+    """The room on the smallest node of each known pool (pools with an unknown machine are skipped)."""
+    pools = args.get("pools") or []
+    if not pools:
+        return []
+    cloud = clouds.profile(args.get("cloud"))
+    rooms = [sizing.pool_room(cloud.name, p["name"], list(p.get("machine_types") or []), _family(args))
+             for p in pools]
+    return [r for r in rooms if r is not None]
+
+
+def containers_per_node(args: Mapping[str, Any]) -> int:
+    """Serving containers on one node: pods per node x servers per pod."""
+    return max(int(args.get("pods_per_node", 1)), 1) * len(served_ports(args))
+
+
+def serving_resources(args: Mapping[str, Any]) -> sizing.ServingResources | None:
+    """Each serving container's requests: the given ones, the rest sized from ``pools`` (None: neither)."""
+    given = args.get("resources") or {}
+    sized = sizing.default_resources(pool_rooms(args), containers_per_node(args))
+    cpu = sizing.parse_cpu(given["cpu"]) if given.get("cpu") else (sized.cpu_m if sized else None)
+    memory = sizing.parse_memory(given["memory"]) if given.get("memory") else (sized.memory_mib if sized else None)
+    if cpu is None or memory is None:
+        return None
+    return sizing.ServingResources(cpu, memory)
+
+
+def termination_grace_seconds(args: Mapping[str, Any]) -> int | None:
+    """The cloud's spot grace when a pool is spot (None: Kubernetes' default, 30 s)."""
+    if not any(p.get("spot") for p in args.get("pools") or []):
+        return None
+    return clouds.profile(args.get("cloud")).spot_pod_grace_seconds
+
+
+def resource_requirements(resources: sizing.ServingResources | None, pod_claim: str,
+                          request: str | None) -> core_v1.ResourceRequirementsArgs:
+    claims = [core_v1.ResourceClaimArgs(name=pod_claim, request=request)]
+    if resources is None:
+        return core_v1.ResourceRequirementsArgs(claims=claims)
+    return core_v1.ResourceRequirementsArgs(claims=claims, requests={"cpu": resources.cpu, "memory": resources.memory},
+                                            limits={"memory": resources.memory})
+
+
 def _probe(port_name: str, *, period: int, failures: int) -> core_v1.ProbeArgs:
     return core_v1.ProbeArgs(
         http_get=core_v1.HTTPGetActionArgs(path=HEALTH_PATH, port=port_name),
@@ -174,7 +256,8 @@ def _probe(port_name: str, *, period: int, failures: int) -> core_v1.ProbeArgs:
 
 
 def _container(*, name: str, family: str, image: str, args: list[str], served: ServedPort,
-               pod_claim: str, request: str | None, secret_name: str) -> core_v1.ContainerArgs:
+               pod_claim: str, request: str | None, secret_name: str,
+               resources: sizing.ServingResources | None) -> core_v1.ContainerArgs:
     command, container_args = entrypoint.container_command(family, args)
     return core_v1.ContainerArgs(
         name=name,
@@ -184,7 +267,7 @@ def _container(*, name: str, family: str, image: str, args: list[str], served: S
         env=[core_v1.EnvVarArgs(name="HF_TOKEN", value_from=core_v1.EnvVarSourceArgs(
             secret_key_ref=core_v1.SecretKeySelectorArgs(name=secret_name, key=HF_SECRET_KEY)))],
         ports=[core_v1.ContainerPortArgs(name=served.port_name, container_port=served.port, protocol="TCP")],
-        resources=core_v1.ResourceRequirementsArgs(claims=[core_v1.ResourceClaimArgs(name=pod_claim, request=request)]),
+        resources=resource_requirements(resources, pod_claim, request),
         startup_probe=_probe(served.port_name, period=STARTUP_PERIOD_SECONDS, failures=STARTUP_FAILURE_THRESHOLD),
         readiness_probe=_probe(served.port_name, period=10, failures=3),
         volume_mounts=[core_v1.VolumeMountArgs(name=SHM_VOLUME, mount_path="/dev/shm")],
@@ -202,24 +285,32 @@ def containers(args: Mapping[str, Any]) -> list[core_v1.ContainerArgs]:
     ports = {p.container: p for p in served_ports(args)}
     secret = args.get("hf_secret_name", HF_SECRET_NAME)
     claim = pod_claim_name(args)
+    resources = serving_resources(args)
     common = {"max_model_len": args.get("max_model_len"), "gpu_memory_utilization": args.get("gpu_memory_utilization")}
     if args.get("mig_servers"):
         return [
             _container(name=s["name"], family=family, image=image, served=ports[s["name"]],
                        args=entrypoint.server_args(model=s["model"], port=int(s["port"]),
                                                    extra_args=list(s.get("extra_args") or []), **common),
-                       pod_claim=claim, request=s["name"], secret_name=secret)
+                       pod_claim=claim, request=s["name"], secret_name=secret, resources=resources)
             for s in args["mig_servers"]
         ]
     server = entrypoint.server_args(model=args["model"], port=int(args.get("port", 8000)),
                                     extra_args=list(args.get("extra_args") or []), **common)
     return [_container(name=MAIN_CONTAINER, family=family, image=image, args=server, served=ports[MAIN_CONTAINER],
-                       pod_claim=claim, request=None, secret_name=secret)]
+                       pod_claim=claim, request=None, secret_name=secret, resources=resources)]
+
+
+def shm_volume(resources: sizing.ServingResources | None) -> core_v1.VolumeArgs:
+    """/dev/shm in memory, its size limit inside each container's memory limit."""
+    return core_v1.VolumeArgs(name=SHM_VOLUME, empty_dir=core_v1.EmptyDirVolumeSourceArgs(
+        medium="Memory", size_limit=resources.shm if resources else None))
 
 
 def pod_spec(args: Mapping[str, Any]) -> core_v1.PodSpecArgs:
     claim = args["claim"]
     return core_v1.PodSpecArgs(
+        termination_grace_period_seconds=termination_grace_seconds(args),
         automount_service_account_token=False,
         # Service links would put e.g. VLLM_PORT=tcp://... into the environment, which vLLM reads as its own.
         enable_service_links=False,
@@ -233,7 +324,7 @@ def pod_spec(args: Mapping[str, Any]) -> core_v1.PodSpecArgs:
             resource_claim_name=claim.get("claim_name"),
         )],
         containers=containers(args),
-        volumes=[core_v1.VolumeArgs(name=SHM_VOLUME, empty_dir=core_v1.EmptyDirVolumeSourceArgs(medium="Memory"))],
+        volumes=[shm_volume(serving_resources(args))],
     )
 
 
@@ -288,7 +379,35 @@ def workload_issues(args: Mapping[str, Any]) -> Issues:
     taints = args.get("tolerate_taints")
     if isinstance(taints, list):
         issues += taint_issues(taints, "tolerate_taints")
-    return issues
+    return issues + sizing_issues(args)
+
+
+def sizing_issues(args: Mapping[str, Any]) -> Issues:
+    """Unreadable or oversized resources, pods per node, and pools without a cloud."""
+    issues: Issues = []
+    pods_per_node = args.get("pods_per_node", 1)
+    if not isinstance(pods_per_node, int) or isinstance(pods_per_node, bool) or pods_per_node < 1:
+        return [("pods_per_node", f"must be a whole number, 1 or more, got {pods_per_node!r}")]
+    if args.get("pools"):
+        try:
+            clouds.profile(args.get("cloud"))
+        except UnknownCloudError as exc:
+            return [("cloud", f"pools are sized with their cloud's reservations: {exc.issues[0][1]}")]
+    given = args.get("resources") or {}
+    for key, parse in (("cpu", sizing.parse_cpu), ("memory", sizing.parse_memory)):
+        if given.get(key) is not None:
+            try:
+                parse(str(given[key]))
+            except ValueError as exc:
+                issues.append((f"resources.{key}", str(exc)))
+    if issues or _family(args) not in FAMILIES:
+        return issues
+    resources = serving_resources(args)
+    if resources is None:
+        return issues
+    share = containers_per_node(args)
+    return [(f"resources.{what}", message)
+            for what, message in sizing.fit_issues(resources, pool_rooms(args), share)]
 
 
 # ---------------------------------------------------------------- components

@@ -1,4 +1,4 @@
-"""``python -m simulator --stack dev --replicas 3 [--workload NAME] [--stockout a,b] [--json]``.
+"""``python -m simulator --stack dev --replicas 3 [--workload NAME] [--stockout a,b] [--reclaim a,b] [--json]``.
 
 Plans the stack offline (the same objects ``make plan`` writes), then places
 the replicas. Exit codes: 0 simulated (pending replicas included), 1 the plan
@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--replicas", help="replicas per workload, 0 or more (default: each workload's own)")
     parser.add_argument("--workload", help="give --replicas to this workload only; the others keep theirs")
     parser.add_argument("--stockout", default="", help="comma-separated pools that cannot add nodes")
+    parser.add_argument("--reclaim", default="",
+                        help="comma-separated spot pools that lose a running node once every replica is placed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -70,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         targets = [args.workload] if args.workload else workloads
         replicas = {name: args.replicas for name in targets}
     stockout = {p.strip() for p in args.stockout.split(",") if p.strip()}
+    reclaim = [p.strip() for p in args.reclaim.split(",") if p.strip()]
     try:
-        result = simulate(cfg, objects, replicas=replicas, stockout=stockout)
+        result = simulate(cfg, objects, replicas=replicas, stockout=stockout, reclaim=reclaim)
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

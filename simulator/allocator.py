@@ -4,7 +4,8 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
 
 - claims, then requests, in order; each request tries its ``firstAvailable``
   alternatives in order and takes the first that can be satisfied together
-  with everything after it (backtracking, no scoring: first fit wins);
+  with everything after it (backtracking; on one node the first solution
+  wins, as upstream's allocator returns the first it finds);
 - ``ExactCount`` picks ``count`` devices, ``All`` takes every matching
   device of the node and fails if one of them is already in use or there is
   none;
@@ -14,7 +15,10 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
 - ``matchAttribute`` constraints: all devices of the constrained requests
   have the same value of the attribute (a device without it cannot be used);
 - a device is allocated at most once (a shared claim is allocated once and
-  its devices serve every pod that references it).
+  its devices serve every pod that references it);
+- one claim holds at most 32 devices (``AllocationResultsMaxSize``): an
+  ``All`` request that would take more fails on that node, as upstream's
+  ``errAllocationResultMaxSizeExceeded`` does.
 
 Selector results are cached per expression and the device values it reads
 (:meth:`dra_cel.Device.fingerprint`): CEL is pure, so identical GPUs on
@@ -26,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dra_cel import CelEvaluationError, Program, matches
+from gpu_fungibility.dra_cel import CelEvaluationError, Program, matches
+
 from simulator.cluster import SimDevice, SimNode
-from simulator.workloads import Alternative, ClaimSpec, Constraint
+from simulator.workloads import MAX_DEVICES_PER_CLAIM, Alternative, ClaimSpec, Constraint
 
 
 class MissingDeviceClass(LookupError):
@@ -68,19 +73,21 @@ class Allocator:
                 return False
         return True
 
-    def allocate(self, claims: list[ClaimSpec], node: SimNode) -> list[Pick] | None:
-        """The devices for every claim on this node, or None; does not change the node."""
+    def allocate(self, claims: list[ClaimSpec], node: SimNode, in_use: frozenset[str] = frozenset()) -> list[Pick] | None:
+        """The devices for every claim on this node, next to the devices ``in_use``, or None."""
         steps = [(claim, request) for claim in claims for request in claim.requests]
-        search = _Search(self, node, steps)
+        search = _Search(self, node, steps, in_use)
         return search.picks if search.run(0) else None
 
 
 class _Search:
-    def __init__(self, allocator: Allocator, node: SimNode, steps: list):
+    def __init__(self, allocator: Allocator, node: SimNode, steps: list, in_use: frozenset[str]):
         self.allocator = allocator
         self.node = node
         self.steps = steps
+        self.in_use = in_use
         self.used: set[str] = set()
+        self.per_claim: dict[int, int] = {}  # claim id -> devices picked
         self.picks: list[Pick] = []
         self.values: dict[tuple[int, int], object] = {}  # (claim id, constraint index) -> attribute value
 
@@ -97,13 +104,13 @@ class _Search:
         return False
 
     def _free(self, device: SimDevice) -> bool:
-        return device.uid not in self.node.allocated and device.uid not in self.used
+        return device.uid not in self.in_use and device.uid not in self.used
 
     def _choose(self, claim: ClaimSpec, alternative: Alternative, index: int, start: int, remaining: int) -> bool:
         if remaining == 0:
             return self.run(index + 1)
         devices = self.node.devices
-        if len(devices) - len(self.node.allocated) - len(self.used) < remaining:
+        if len(devices) - len(self.in_use) - len(self.used) < remaining:
             return False
         for position in range(start, len(devices)):
             device = devices[position]
@@ -152,12 +159,17 @@ class _Search:
             elif not _same(self.values[key], value):
                 self._forget(set_here)
                 return None
+        if self.per_claim.get(id(claim), 0) >= MAX_DEVICES_PER_CLAIM:
+            self._forget(set_here)
+            return None
+        self.per_claim[id(claim)] = self.per_claim.get(id(claim), 0) + 1
         self.used.add(device.uid)
         self.picks.append(Pick(claim.entry, alternative, device))
 
         def undo() -> None:
             self.picks.pop()
             self.used.discard(device.uid)
+            self.per_claim[id(claim)] -= 1
             self._forget(set_here)
 
         return undo

@@ -1,53 +1,29 @@
 """The virtual cluster: pools, nodes and the ResourceSlice devices the DRA drivers publish.
 
 Every node of a pool carries the pool's labels and taints
-(:mod:`components.dra_wiring`) and, for a DRA pool, the devices its driver
-would publish, built from the accelerator catalog:
-
-- NVIDIA (``gpu.nvidia.com``), one device ``gpu-<i>`` per GPU with the
-  attributes of seed 000's ResourceSlice: ``type: gpu``, ``uuid``,
-  ``productName``, ``brand``, ``architecture``, ``cudaComputeCapability``,
-  ``driverVersion`` and ``cudaDriverVersion`` (versions), ``addressingMode``,
-  ``resource.kubernetes.io/pciBusID`` / ``pcieRoot``; capacity ``memory`` is
-  the NVML total (``published_memory_mib``).
-- MIG pools (a pool a workload with ``mig`` slices runs on): each GPU is
-  partitioned into the slices those workloads ask for; each slice is a
-  device ``gpu-<i>-mig-<profile>-<k>`` with ``type: mig``, ``profile``,
-  ``parentUUID``, ``parentIndex``, ``index`` and the parent's product
-  attributes; capacity ``memory`` is the profile's nominal size.
-- Google TPU (``tpu.google.com``), one device ``accel<i>`` per chip with
-  ``index``, ``uuid`` and ``tpuGen`` (what the 0.1.x driver documents).
-
-UUIDs are derived from the cluster, node and device names, so every run
-builds the same cluster.
+(:mod:`gpu_fungibility.dra_wiring`) and, for a DRA pool, the devices its
+driver would publish (:mod:`gpu_fungibility.devices`, shared with the policy
+pack): NVIDIA GPUs or, on a pool a ``mig`` workload uses, the MIG slices that
+workload asks for; TPU chips. UUIDs are derived from the cluster, node and
+device names, so every run builds the same cluster.
 """
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from gpu_fungibility import catalog, dra_wiring, selectors
+from gpu_fungibility import devices, dra_wiring, selectors, sizing
+from gpu_fungibility.dra_cel import Device
 from gpu_fungibility.node_selection import NodeTaint
 
-from dra_cel import Device
 from stacks.arguments import pool_specs
 from stacks.config import NodePool, StackConfig
 
-#: Versions on the GPU nodes (seed 000's ResourceSlice: GKE COS driver 580 with CUDA 13).
-NVIDIA_DRIVER_VERSION = "580.126.20"
-CUDA_DRIVER_VERSION = "13.0.0"
-MIG_COMPUTE_SLICES = 7  # an A100/H100/H200 has seven compute slices
-
 #: The DeviceClasses the DRA drivers' charts install, with their selectors.
-DRIVER_DEVICE_CLASSES: dict[str, list[str]] = {
-    selectors.GPU_DEVICE_CLASS: ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
-    selectors.MIG_DEVICE_CLASS: ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
-    selectors.TPU_DEVICE_CLASS: ["device.driver == 'tpu.google.com'"],
-}
+DRIVER_DEVICE_CLASSES = selectors.DRIVER_DEVICE_CLASS_SELECTORS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SimDevice:
     """One published device: its ResourceSlice entry and what CEL sees of it."""
 
@@ -63,18 +39,18 @@ class SimDevice:
                    Device.from_slice_device(driver, entry))
 
 
-@dataclass
+@dataclass(eq=False)
 class SimNode:
+    """What does not change about a node: name, labels, taints, devices, room for pods."""
+
     name: str
     pool: str
     labels: dict[str, str]
     taints: list[NodeTaint]
     devices: list[SimDevice]
     template: bool = False  # the autoscaler's model of a node it could add
-    allocated: set[str] = field(default_factory=set)  # device uids in use
-
-    def free_devices(self) -> int:
-        return len(self.devices) - len(self.allocated)
+    machine: str = ""
+    room: tuple[int, int] = (0, 0)  # (millicores, MiB) free for pods: allocatable minus system pods and DaemonSets
 
 
 @dataclass
@@ -85,7 +61,6 @@ class SimPool:
     config: NodePool
     priority: int  # 0 = most preferred
     stocked_out: bool
-    nodes: list[SimNode] = field(default_factory=list)
 
     @property
     def min(self) -> int:
@@ -118,82 +93,6 @@ def mig_profiles_by_pool(cfg: StackConfig) -> dict[str, list[str]]:
     return layout
 
 
-def _mig_partition(profiles: list[str]) -> list[str]:
-    """As many copies of the requested set of slices as fit in one GPU (at least one)."""
-    per_set = sum(int(p.split("g.")[0]) for p in profiles)
-    copies = max(1, MIG_COMPUTE_SLICES // max(per_set, 1))
-    return profiles * copies
-
-
-def _uuid(*parts: str) -> str:
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(("gpu-fungibility", *parts))))
-
-
-def _gpu_attributes(model: catalog.GpuModel) -> dict:
-    return {
-        "productName": {"string": model.product_name},
-        "brand": {"string": model.brand},
-        "architecture": {"string": model.architecture},
-        "cudaComputeCapability": {"version": model.cuda_compute_capability},
-        "driverVersion": {"version": NVIDIA_DRIVER_VERSION},
-        "cudaDriverVersion": {"version": CUDA_DRIVER_VERSION},
-    }
-
-
-def gpu_devices(cluster: str, node: str, model: catalog.GpuModel, count: int,
-                mig_profiles: list[str] | None = None) -> list[SimDevice]:
-    devices: list[SimDevice] = []
-    for i in range(count):
-        gpu_uuid = f"GPU-{_uuid(cluster, node, f'gpu-{i}')}"
-        if mig_profiles:
-            for k, profile in enumerate(_mig_partition(mig_profiles)):
-                memory_gb = int(profile.split(".")[1].removesuffix("gb"))
-                entry = {
-                    "name": f"gpu-{i}-mig-{profile.replace('.', '')}-{k}",
-                    "attributes": {
-                        "type": {"string": "mig"},
-                        "uuid": {"string": f"MIG-{_uuid(cluster, node, f'gpu-{i}', f'mig-{k}')}"},
-                        "parentUUID": {"string": gpu_uuid},
-                        "parentIndex": {"int": i},
-                        "index": {"int": k},
-                        "profile": {"string": profile},
-                        **_gpu_attributes(model),
-                    },
-                    "capacity": {"memory": {"value": f"{memory_gb * 1024}Mi"}},
-                }
-                devices.append(SimDevice.build(node, selectors.NVIDIA_DRIVER, entry))
-            continue
-        entry = {
-            "name": f"gpu-{i}",
-            "attributes": {
-                "type": {"string": "gpu"},
-                "uuid": {"string": gpu_uuid},
-                "addressingMode": {"string": "None"},
-                **_gpu_attributes(model),
-                "resource.kubernetes.io/pciBusID": {"string": f"0000:00:{4 + i:02x}.0"},
-                "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
-            },
-            "capacity": {"memory": {"value": f"{model.published_memory_mib}Mi"}},
-        }
-        devices.append(SimDevice.build(node, selectors.NVIDIA_DRIVER, entry))
-    return devices
-
-
-def tpu_devices(cluster: str, node: str, model: catalog.TpuModel, count: int) -> list[SimDevice]:
-    generation = selectors.tpu_driver_generation(model.type)
-    return [
-        SimDevice.build(node, selectors.TPU_DRIVER, {
-            "name": f"accel{i}",
-            "attributes": {
-                "index": {"int": i},
-                "uuid": {"string": f"tpu-{_uuid(cluster, node, f'accel{i}')}"},
-                "tpuGen": {"string": generation},
-            },
-        })
-        for i in range(count)
-    ]
-
-
 class ClusterBuilder:
     """Builds the nodes of each pool the same way every time."""
 
@@ -217,17 +116,24 @@ class ClusterBuilder:
             "kubernetes.io/arch": "amd64",
             "topology.kubernetes.io/zone": (pool.zones or self.cfg.cluster.zones)[0],
         }
+        # The Cluster Autoscaler builds a group's nodes from its first instance type.
         machine = pool.machine_type or (pool.instance_types or [""])[0]
         if machine:
             labels["node.kubernetes.io/instance-type"] = machine
         return SimNode(name, pool_name, labels, list(self._taints[pool_name]),
-                       self.devices(pool_name, name), template=template)
+                       self.devices(pool_name, name), template=template, machine=machine,
+                       room=self.room(pool_name, machine))
+
+    def room(self, pool_name: str, machine: str) -> tuple[int, int]:
+        """What a node of this machine leaves for serving pods (the same arithmetic that sized them)."""
+        pool = self.cfg.node_pools[pool_name]
+        found = sizing.node_room(self.cfg.cluster.cloud, machine, pool.family or "gpu", pool.dra)
+        return found.free if found else (0, 0)
 
     def devices(self, pool_name: str, node: str) -> list[SimDevice]:
         pool = self.cfg.node_pools[pool_name]
         if not pool.dra:
             return []  # no DRA driver publishes there: the device plugin serves it
-        model = pool.accelerator.model
-        if isinstance(model, catalog.GpuModel):
-            return gpu_devices(self.cfg.cluster.name, node, model, pool.accelerator.count, self.mig.get(pool_name))
-        return tpu_devices(self.cfg.cluster.name, node, model, pool.accelerator.count)
+        driver, entries = devices.published(self.cfg.cluster.name, node, pool.accelerator.type,
+                                            pool.accelerator.count, self.mig.get(pool_name))
+        return [SimDevice.build(node, driver, entry) for entry in entries]

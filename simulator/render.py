@@ -2,25 +2,58 @@
 
 from __future__ import annotations
 
-from simulator.engine import SimulationResult
+from simulator.results import ReplicaPlacement, SimulationResult
 
-COLUMNS = ("WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP", "REASON")
+COLUMNS = ("WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP", "ALTERNATIVE", "REASON")
 
 
-def _row(r) -> tuple[str, ...]:
+def _either(values: list[str]) -> str:
+    """``a | b`` for the distinct values of an undetermined replica."""
+    return " | ".join(dict.fromkeys(values))
+
+
+def _row(r: ReplicaPlacement) -> tuple[str, ...]:
+    if r.outcomes:
+        scheduled = [o for o in r.outcomes if o.pool]
+        pools = _either([o.pool or "pending" for o in r.outcomes])
+        tp = _either([str(o.tensor_parallel_size) for o in scheduled] + (["-"] if len(scheduled) < len(r.outcomes) else []))
+        alternatives = _either([",".join(o.alternatives) for o in scheduled])
+        return (r.workload, str(r.replica), r.status, pools, "-", "-", tp, alternatives or "-", r.reason or "")
+    note = "; ".join(x for x in (r.note, r.reason) if x)
     return (
         r.workload, str(r.replica), r.status, r.pool or "-", r.node or "-",
         ",".join(r.devices) or "-",
         "-" if r.tensor_parallel_size is None else str(r.tensor_parallel_size),
-        r.reason or "",
+        ",".join(r.alternatives) or "-", note,
     )
+
+
+def _range(low_high: tuple[int, int], value: int) -> str:
+    low, high = low_high
+    return str(value) if low == high else f"{low}-{high}"
 
 
 def _pool_line(p) -> str:
     state = " (stocked out)" if p.stocked_out else ""
-    total = p.nodes * p.devices_per_node
-    return (f"  {p.priority + 1}. {p.name}: {p.nodes} node{'s' if p.nodes != 1 else ''} "
-            f"(min {p.min}, max {p.max}){state}, {p.devices_in_use}/{total} devices in use")
+    reclaimed = f", reclaimed {', '.join(p.reclaimed)}" if p.reclaimed else ""
+    nodes = _range(p.nodes_range, p.nodes)
+    total = p.nodes_range[1] * p.devices_per_node
+    plural = "" if nodes == "1" else "s"
+    return (f"  {p.priority + 1}. {p.name}: {nodes} node{plural} (min {p.min}, max {p.max}){state}{reclaimed}, "
+            f"{_range(p.devices_in_use_range, p.devices_in_use)}/{total} devices in use")
+
+
+def _summary(result: SimulationResult) -> str:
+    scheduled = sum(r.status == "scheduled" for r in result.replicas)
+    undetermined = sum(r.status == "undetermined" for r in result.replicas)
+    line = f"{scheduled}/{len(result.replicas)} replicas scheduled"
+    if undetermined and result.enumerated:
+        line += (f", {undetermined} undetermined (Kubernetes {result.kubernetes_version}: "
+                 f"{result.branches} possible outcome{'s' if result.branches != 1 else ''} followed)")
+    elif undetermined:
+        line += (f", {undetermined} undetermined (Kubernetes {result.kubernetes_version}: too many possible "
+                 "outcomes to follow them all)")
+    return line + "."
 
 
 def render_table(result: SimulationResult) -> str:
@@ -32,8 +65,7 @@ def render_table(result: SimulationResult) -> str:
     lines = [line.rstrip() for line in lines]
     if not result.replicas:
         lines.append("(no workload with resource claims to place)")
-    scheduled = sum(r.status == "scheduled" for r in result.replicas)
-    lines += ["", f"{scheduled}/{len(result.replicas)} replicas scheduled. Pools, in scale-up priority order:"]
+    lines += ["", f"{_summary(result)} Pools, in scale-up priority order:"]
     lines += [_pool_line(p) for p in result.pools]
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
@@ -45,25 +77,40 @@ def _md(text: str) -> str:
 
 def render_markdown(result: SimulationResult) -> str:
     """A Markdown section for summary.md: the placement table and the pools' final sizes."""
-    lines = ["| workload | replica | status | pool | node | devices | TP | reason |",
-             "|---|---:|---|---|---|---|---:|---|"]
+    lines = ["| workload | replica | status | pool | node | devices | TP | alternative | reason |",
+             "|---|---:|---|---|---|---|---:|---|---|"]
     for r in result.replicas:
         cells = _row(r)
         lines.append("| " + " | ".join(_md(c) if c not in ("-", "") else c for c in cells) + " |")
     if not result.replicas:
-        lines.append("| _no workload with resource claims_ | | | | | | | |")
-    lines += ["", "| pool (priority order) | nodes | min | max | devices in use | stocked out |",
+        lines.append("| _no workload with resource claims_ | | | | | | | | |")
+    lines += ["", _summary(result), "",
+              "| pool (priority order) | nodes | min | max | devices in use | stocked out |",
               "|---|---:|---:|---:|---:|---|"]
     for p in result.pools:
-        lines.append(f"| {p.name} | {p.nodes} | {p.min} | {p.max} | "
-                     f"{p.devices_in_use}/{p.nodes * p.devices_per_node} | {'yes' if p.stocked_out else 'no'} |")
+        lines.append(f"| {p.name} | {_range(p.nodes_range, p.nodes)} | {p.min} | {p.max} | "
+                     f"{_range(p.devices_in_use_range, p.devices_in_use)}/{p.nodes_range[1] * p.devices_per_node} | "
+                     f"{'yes' if p.stocked_out else 'no'} |")
     lines += [f"\n> warning: {_md(w)}" for w in result.warnings]
     return "\n".join(lines)
 
 
+def _outcome_json(o) -> dict:
+    return {"status": o.status, "pool": o.pool, "tensorParallelSize": o.tensor_parallel_size,
+            "alternatives": list(o.alternatives), "reason": o.reason, "note": o.note}
+
+
 def to_json(result: SimulationResult) -> dict:
-    """``{"replicas": [{workload, replica, status, pool, node, devices, tensorParallelSize, reason}]}``."""
+    """``{"replicas": [...], "pools": [...], "kubernetesVersion", "outcomesFollowed", "enumerated"}``.
+
+    Each replica: workload, replica, status (``scheduled``, ``pending`` or ``undetermined``), pool, node,
+    devices, tensorParallelSize, alternatives (the ``request/subrequest`` each claim request got), reason,
+    note, and ``outcomes`` (every possible outcome; empty when the outcome is determined).
+    """
     return {
+        "kubernetesVersion": result.kubernetes_version,
+        "outcomesFollowed": result.branches,
+        "enumerated": result.enumerated,
         "replicas": [
             {
                 "workload": r.workload,
@@ -73,8 +120,18 @@ def to_json(result: SimulationResult) -> dict:
                 "node": r.node,
                 "devices": list(r.devices),
                 "tensorParallelSize": r.tensor_parallel_size,
+                "alternatives": list(r.alternatives),
                 "reason": r.reason,
+                "note": r.note,
+                "outcomes": [_outcome_json(o) for o in r.outcomes],
             }
             for r in result.replicas
-        ]
+        ],
+        "pools": [
+            {"name": p.name, "nodes": p.nodes, "nodesRange": list(p.nodes_range),
+             "devicesInUse": p.devices_in_use, "devicesInUseRange": list(p.devices_in_use_range),
+             "stockedOut": p.stocked_out, "reclaimed": list(p.reclaimed)}
+            for p in result.pools
+        ],
+        "warnings": list(result.warnings),
     }

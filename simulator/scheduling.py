@@ -4,8 +4,7 @@ The matching rules are the library's (:mod:`gpu_fungibility.node_selection`), sh
 the policy pack.
 
 Each check returns None when the pod may use the node, or a short reason.
-CPU and memory requests are not modelled: accelerator nodes are sized for
-the one inference server they carry.
+CPU and memory are checked by the engine, against each node's room.
 """
 
 from __future__ import annotations

@@ -11,6 +11,16 @@ every pod of the workload pending, with the reason.
 Both ``resource.k8s.io/v1`` request shapes are read (``exactly`` and
 ``firstAvailable``), as is the older flat one (``deviceClassName`` on the
 request). Numbers may arrive as floats (Pulumi mocks); they are made ints.
+
+What Kubernetes' allocator refuses, the simulator refuses too, with its words
+(kubernetes/kubernetes staging/src/k8s.io/dynamic-resource-allocation/
+structured/internal/incubating/allocator_incubating.go, ``Allocate`` and
+``validateDeviceRequest``): an allocation mode other than ``ExactCount`` or
+``All`` (the modes are case-sensitive), a selector without ``cel``, a
+constraint without ``matchAttribute``, a request without a device class,
+and a claim needing more than ``AllocationResultsMaxSize`` (32) devices. The
+pod then stays pending with that reason instead of being "scheduled" with no
+devices. A pod's CPU and memory requests are the sum of its containers'.
 """
 
 from __future__ import annotations
@@ -19,13 +29,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_fungibility import clouds
+from gpu_fungibility import clouds, sizing
+from gpu_fungibility.dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 
-from dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 from simulator.cluster import DRIVER_DEVICE_CLASSES
 from stacks.config import StackConfig
 
 INSTANCE_LABEL = "app.kubernetes.io/instance"
+#: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation can hold.
+MAX_DEVICES_PER_CLAIM = 32
+ALLOCATION_MODES = ("ExactCount", "All")
+
+
+class UnsupportedClaim(ValueError):
+    """A claim the allocator refuses to handle (its message is the allocator's reason)."""
+
+
+class NotModelled(ValueError):
+    """A claim feature Kubernetes may accept that the simulator does not model."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,11 @@ class ClaimSpec:
     requests: tuple[Request, ...]
     constraints: tuple[Constraint, ...]
 
+    @property
+    def min_devices(self) -> int:
+        """The fewest devices an allocation can hold (``All`` counts one until a node is known)."""
+        return sum(min(max(a.count, 1) for a in r.alternatives) for r in self.requests if r.alternatives)
+
 
 @dataclass
 class PodSpec:
@@ -82,6 +108,8 @@ class PodSpec:
     claims: list[ClaimSpec] = field(default_factory=list)
     counted: list[tuple[str, str | None]] = field(default_factory=list)  # container claims (entry, request)
     problem: str | None = None  # why no pod of this workload can schedule
+    cpu_m: int = 0  # CPU requests of its containers
+    memory_mib: int = 0  # memory requests of its containers
 
 
 def _int(value: Any, default: int) -> int:
@@ -132,15 +160,31 @@ def _selectors(raw: Any) -> tuple[Program, ...]:
     return tuple(programs)
 
 
+def _selectors_of(where: str, raw: Any) -> tuple[Program, ...]:
+    for i, selector in enumerate(raw or []):
+        if not ((selector or {}).get("cel") or {}).get("expression"):
+            raise UnsupportedClaim(f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)")
+    return _selectors(raw)
+
+
 def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any], rank: int = 0) -> Alternative:
+    label = f"{request}/{subrequest}" if subrequest else request
     mode = str(body.get("allocationMode") or "ExactCount")
+    if mode not in ALLOCATION_MODES:
+        raise UnsupportedClaim(f"request {label}: unsupported count mode {mode} "
+                               f"(Kubernetes knows {' and '.join(ALLOCATION_MODES)}, spelled exactly so)")
+    if not body.get("deviceClassName"):
+        raise UnsupportedClaim(f"request {label}: missing device class name (unsupported request type?)")
+    count = _int(body.get("count"), 1) if mode == "ExactCount" else 0
+    if mode == "ExactCount" and count < 1:
+        raise UnsupportedClaim(f"request {label}: count must be greater than zero, got {count}")
     return Alternative(
         request=request,
         subrequest=subrequest,
         device_class=str(body.get("deviceClassName", "")),
-        selectors=_selectors(body.get("selectors")),
+        selectors=_selectors_of(f"request {label}", body.get("selectors")),
         mode=mode,
-        count=_int(body.get("count"), 1) if mode == "ExactCount" else 0,
+        count=count,
         rank=rank,
     )
 
@@ -157,19 +201,25 @@ def _request(raw: Mapping[str, Any]) -> Request:
     return Request(name, alternatives)
 
 
-def _constraint(raw: Mapping[str, Any]) -> Constraint | None:
+def _constraint(index: int, raw: Mapping[str, Any]) -> Constraint:
     attribute = raw.get("matchAttribute")
+    if raw.get("distinctAttribute"):
+        raise NotModelled(f"constraint #{index}: distinctAttribute (alpha, DRAConsumableCapacity)")
     if not attribute:
-        return None  # distinctAttribute and future kinds are not modelled
+        raise UnsupportedClaim(f"constraint #{index}: empty constraint (unsupported constraint type?)")
     domain, _, ident = str(attribute).partition("/")
     return Constraint(tuple(str(r) for r in raw.get("requests") or ()), (domain, ident))
 
 
 def claim_spec(entry: str, source: str, shared: bool, devices: Mapping[str, Any]) -> ClaimSpec:
-    """A claim's ``spec.devices`` read into a ClaimSpec (raises CelCompileError)."""
+    """A claim's ``spec.devices`` read into a ClaimSpec (raises UnsupportedClaim, CelCompileError)."""
     requests = tuple(_request(r) for r in devices.get("requests") or ())
-    constraints = tuple(c for c in (_constraint(r) for r in devices.get("constraints") or ()) if c)
-    return ClaimSpec(entry, source, shared, requests, constraints)
+    constraints = tuple(_constraint(i, r) for i, r in enumerate(devices.get("constraints") or ()))
+    claim = ClaimSpec(entry, source, shared, requests, constraints)
+    if claim.min_devices > MAX_DEVICES_PER_CLAIM:
+        raise UnsupportedClaim(f"number of requested devices {claim.min_devices} exceeds the claim limit of "
+                               f"{MAX_DEVICES_PER_CLAIM}")
+    return claim
 
 
 def _tolerations(cfg: StackConfig, pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[dict]:
@@ -184,6 +234,18 @@ def _affinity_terms(pod: Mapping[str, Any]) -> list[dict] | None:
     if not required:
         return None
     return [dict(t) for t in required.get("nodeSelectorTerms") or ()]
+
+
+def _requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """``(millicores, MiB)`` the pod requests: its containers' sum (init containers run before them)."""
+    cpu = memory = 0
+    for container in pod.get("containers") or ():
+        requests = (container.get("resources") or {}).get("requests") or {}
+        if requests.get("cpu") is not None:
+            cpu += sizing.parse_cpu(str(requests["cpu"]))
+        if requests.get("memory") is not None:
+            memory += sizing.parse_memory(str(requests["memory"]))
+    return cpu, memory
 
 
 def _counted_claims(pod: Mapping[str, Any]) -> list[tuple[str, str | None]]:
@@ -220,6 +282,10 @@ def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
             tolerations=_tolerations(cfg, pod, node_selector),
             counted=_counted_claims(pod),
         )
+        try:
+            spec.cpu_m, spec.memory_mib = _requests(pod)
+        except ValueError as exc:
+            spec.problem = f"the API server rejects the pod's resource requests: {exc}"
         for ref in pod["resourceClaims"]:
             entry = str(ref.get("name"))
             try:
@@ -237,6 +303,12 @@ def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
                         break
                     body = (claims[key].get("spec") or {}).get("devices") or {}
                     spec.claims.append(claim_spec(entry, f"claim {key[0]}/{key[1]}", True, body))
+            except UnsupportedClaim as exc:
+                spec.problem = f"the allocator refuses claim {ref.get('name')}: {exc}"
+                break
+            except NotModelled as exc:
+                spec.problem = f"the simulator does not model claim {ref.get('name')}: {exc}"
+                break
             except CelUnsupportedError as exc:
                 spec.problem = f"the simulator cannot evaluate the claim's selector: {exc}"
                 break

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gpu_fungibility
-from gpu_fungibility import clouds, dra_wiring
+from gpu_fungibility import clouds, devices, dra_wiring
 from gpu_fungibility.base import LibraryComponent
 from gpu_fungibility.node_selection import NodeTaint, unique_taints
 
@@ -501,6 +501,25 @@ def workload_pools(cfg: StackConfig, name: str) -> list[str]:
     return cfg.placement_pools(cfg.workloads[name])
 
 
+def machine_types(cfg: StackConfig, pool_name: str) -> list[str]:
+    """The machine type (GKE) or instance types (EKS) of a pool."""
+    pool = cfg.node_pools[pool_name]
+    return [pool.machine_type] if pool.machine_type else list(pool.instance_types or [])
+
+
+def pods_per_node(cfg: StackConfig, name: str) -> int:
+    """How many serving pods may share one node with this workload's: every pod of a shared claim lands on
+    the claim's node; MIG pods take one set of slices of one GPU each."""
+    wl = cfg.workloads[name]
+    if wl.shared_claim:
+        return max(1, sum(w.replicas for w in cfg.workloads.values() if w.shared_claim == wl.shared_claim))
+    if wl.mig and wl.pool:
+        users = [w for w in cfg.workloads.values() if w.mig and w.pool == wl.pool]
+        profiles = [piece.profile for w in users for piece in w.mig or []]
+        return cfg.node_pools[wl.pool].accelerator.count * devices.mig_sets_per_gpu(profiles) * len(users)
+    return 1
+
+
 def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) -> Planned:
     wl = cfg.workloads[name]
     profile = clouds.profile(cfg.cluster.cloud)
@@ -521,6 +540,12 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
     selector = profile.workload_node_selector([specs[p] for p in pools], target.compute_class)
     if selector:
         args["node_selector"] = selector
+    args["pools"] = [{"name": p, "machine_types": machine_types(cfg, p), "spot": cfg.node_pools[p].spot}
+                     for p in pools]
+    args["pods_per_node"] = pods_per_node(cfg, name)
+    resources = {k: str(v) for k, v in (("cpu", wl.resources.cpu), ("memory", wl.resources.memory)) if v is not None}
+    if resources:
+        args["resources"] = resources
     optional = {"model": wl.model, "image": wl.image, "max_model_len": wl.max_model_len,
                 "gpu_memory_utilization": wl.gpu_memory_utilization, "hf_secret_name": hf_secret_name}
     args.update({k: v for k, v in optional.items() if v is not None})
@@ -529,7 +554,7 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
                                for s in wl.mig]
     return Planned(_component("VllmWorkload"), name, args, KeyPaths(f"workloads.{name}", {
         "mig_servers": "mig", "accelerator_family": "", "tolerate_taints": FROM_POOLS, "claim": "",
-        "cloud": "/cluster.cloud"}))
+        "cloud": "/cluster.cloud", "pools": FROM_POOLS, "pods_per_node": "replicas"}))
 
 
 # ---- every component of a stack ------------------------------------------------------------

@@ -279,6 +279,24 @@ class MigSlice(Model):
     extra_args: list[str] = []
 
 
+class WorkloadResources(Model):
+    """CPU and memory of each serving container (Kubernetes quantities).
+
+    Unset: sized to the smallest node the workload can land on, after what
+    the cloud reserves and the stack's DaemonSets (docs/workloads.md).
+    ``memory`` is the request and the limit, /dev/shm included.
+    """
+
+    cpu: str | None = None
+    memory: str | None = None
+
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _number_is_a_quantity(cls, value: object) -> object:
+        """``cpu: 8`` in YAML is the quantity ``"8"``."""
+        return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
 class Workload(Model):
     """A vLLM Deployment whose pods claim accelerators through DRA.
 
@@ -300,6 +318,7 @@ class Workload(Model):
     extra_args: list[str] = []
     service: ServiceConfig = ServiceConfig()
     mig: list[MigSlice] | None = None
+    resources: WorkloadResources = WorkloadResources()
 
     @model_validator(mode="after")
     def _one_placement(self) -> Workload:

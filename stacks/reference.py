@@ -76,6 +76,10 @@ DESCRIPTIONS = {
     "workloads.<name>.service.public": "internet-facing load balancer (explicit opt-in)",
     "workloads.<name>.service.port": "Service port",
     "workloads.<name>.mig": "MIG slices on one GPU: `name`, `profile`, `model`, `port`, `extraArgs`",
+    "workloads.<name>.resources.cpu": "CPU request of each serving container (default: its share of the "
+                                      "smallest node it can land on, see docs/workloads.md)",
+    "workloads.<name>.resources.memory": "memory request and limit of each serving container, /dev/shm "
+                                         "included (default: as for `cpu`)",
     "deviceClasses.<name>.driver": "`gpu.nvidia.com` or `tpu.google.com`",
     "deviceClasses.<name>.minMemoryGi": "devices with at least this much memory",
     "deviceClasses.<name>.productNames": "allowed product names",

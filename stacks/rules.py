@@ -49,6 +49,14 @@ def config_warnings(cfg: StackConfig) -> list[str]:
                 f"cluster.controlPlane.authorizedNetworks contains {cidr}: the API endpoint is open to the internet"
             )
     for name, pool in cfg.node_pools.items():
+        shapes = {m: catalog.host_shape(m) for m in pool.instance_types or []}
+        sizes = {(h.vcpus, h.memory_gib) for h in shapes.values() if h is not None}
+        if len(sizes) > 1:
+            listed = ", ".join(f"{m} ({h.vcpus} vCPUs, {h.memory_gib:g} GiB)" for m, h in shapes.items() if h)
+            warnings.append(
+                f"nodePools.{name}.instanceTypes mixes machine sizes ({listed}): the Cluster Autoscaler assumes "
+                "every node of a group has one shape, and serving pods are sized to fit the smallest"
+            )
         if not pool.spot and not pool.on_demand_fallback:
             warnings.append(
                 f"nodePools.{name} is on-demand (spot: false); set onDemandFallback: true if that is deliberate"

@@ -10,10 +10,9 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import claims, selectors
+from gpu_fungibility import claims, dra_cel, selectors
 from gpu_fungibility.catalog import GPUS
 
-import dra_cel
 from offline_plan.run import read_stack_file
 from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config

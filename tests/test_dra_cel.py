@@ -11,9 +11,8 @@ import copy
 import math
 
 import pytest
-
-import dra_cel
-from dra_cel import CelCompileError, CelEvaluationError, Device, Quantity, Semver, evaluate, matches
+from gpu_fungibility import dra_cel
+from gpu_fungibility.dra_cel import CelCompileError, CelEvaluationError, Device, Quantity, Semver, evaluate, matches
 
 
 def cel(expression: str):

@@ -94,7 +94,7 @@ def test_a_component_refuses_bad_arguments_naming_each_one():
 # ---- one dependency direction -------------------------------------------------------------------
 
 PROJECT = LIBRARY.parent
-PACKAGES = ("stacks", "simulator", "policies", "offline_plan", "policy_gate", "preflight", "dra_cel")
+PACKAGES = ("stacks", "simulator", "policies", "offline_plan", "policy_gate", "preflight")
 
 
 def _imports(path: Path) -> set[str]:
@@ -108,9 +108,12 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_library_imports_nothing_of_the_stack_program_and_reads_real_annotations():
-    for path in LIBRARY.glob("*.py"):
+    for path in LIBRARY.rglob("*.py"):
+        if "build" in path.relative_to(LIBRARY).parts:
+            continue
         text = path.read_text()
-        assert "from __future__ import annotations" not in text, f"{path.name}: the analyzer needs real annotations"
+        if path.parent == LIBRARY:  # the modules the component analyzer reads (dra_cel/ defines no component)
+            assert "from __future__ import annotations" not in text, f"{path.name}: the analyzer needs real annotations"
         wrong = _imports(path) & {*PACKAGES, "components"}
         assert not wrong, f"{path.name} imports {wrong}"
 

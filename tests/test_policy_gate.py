@@ -18,6 +18,7 @@ EXPECTED_LEVELS = {
     "claim-follows-compute-class": "mandatory", "accelerator-pools-spot": "advisory",
     "no-public-inference-endpoint": "mandatory", "secrets-from-secret-store": "mandatory",
     "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
+    "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
 }
 
 
@@ -57,6 +58,7 @@ def test_violations_carry_level_policy_urn_and_message(pack):
     found = {(v.level, v.policy, v.urn.rsplit("::", 1)[-1]) for v in result.violations}
     assert found == {
         ("mandatory", "dra-device-plugin-isolation", "a100-40gb-pool"),  # stack policy, reported on the pool
+        ("mandatory", "dra-reachable-pools-served", "a100-40gb-pool"),  # the claim reaches that pool too
         ("mandatory", "no-public-inference-endpoint", "vllm-tpu-svc"),  # resource policy: the analyzed URN
         ("advisory", "accelerator-pools-spot", "a100-80gb-pool"),
     }
@@ -64,7 +66,7 @@ def test_violations_carry_level_policy_urn_and_message(pack):
     assert isolation.line().startswith("[mandatory] dra-device-plugin-isolation  urn:pulumi:test::")
     assert "GKE's default NVIDIA device plugin" in isolation.message
     assert "\n" not in isolation.line()
-    assert [v.level for v in result.violations] == ["mandatory", "mandatory", "advisory"]
+    assert [v.level for v in result.violations] == ["mandatory", "mandatory", "mandatory", "advisory"]
 
 
 def test_advisory_only_exits_zero(pack):
@@ -77,7 +79,7 @@ def test_advisory_only_exits_zero(pack):
 def test_policy_config_overrides_levels_and_passes_properties(pack, tmp_path):
     plan = broken_gke_plan()
     assert run_gate(plan, {"all": "advisory"}, pack=pack).exit_code == 0
-    result = run_gate(plan, {"dra-device-plugin-isolation": "disabled",
+    result = run_gate(plan, {"dra-device-plugin-isolation": "disabled", "dra-reachable-pools-served": "disabled",
                              "no-public-inference-endpoint": {"allowedPublicServices": ["inference/vllm-tpu"]},
                              "accelerator-pools-spot": {"enforcementLevel": "mandatory"}}, pack=pack)
     assert [(v.level, v.policy) for v in result.violations] == [("mandatory", "accelerator-pools-spot")]
@@ -183,10 +185,10 @@ def test_cli_prints_one_line_per_violation_and_fails_on_mandatory(tmp_path):
     done = run_cli(str(plan))
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stderr
-    assert len(lines) == 3
+    assert len(lines) == 4
     assert lines[0].startswith("[mandatory] dra-device-plugin-isolation  urn:pulumi:test::gpu-fungibility::")
-    assert lines[2].startswith("[advisory] accelerator-pools-spot  urn:")
-    assert "2 mandatory, 1 advisory" in done.stderr
+    assert lines[3].startswith("[advisory] accelerator-pools-spot  urn:")
+    assert "3 mandatory, 1 advisory" in done.stderr
 
 
 def test_values_unknown_in_a_real_preview_give_advisories_not_verdicts(pack):

@@ -264,13 +264,48 @@ def bottlerocket_on_a_dra_group(plan):
     return group["urn"].rsplit("::", 1)[1]
 
 
+def drop_the_tpu_dra_label(plan):
+    del gke_pool(plan, "tpu-v6e")["inputs"]["nodeConfig"]["labels"]["cloud.google.com/gke-tpu-dra-driver"]
+    return "tpu-v6e-nodepool"
+
+
+def drop_the_dra_label_on_eks(plan):
+    group = eks_group(plan, "l40s")
+    del group["inputs"]["labels"]["nvidia.com/gpu.dra"]
+    return group["urn"].rsplit("::", 1)[1]
+
+
+def select_a_gpu_the_pool_lacks(plan):
+    gpu_subrequests(plan)[1]["selectors"] = [{"cel": {"expression": (
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].productName == "
+        "'NVIDIA H100 80GB HBM3'")}}]
+    return k8s(plan, "ResourceClaimTemplate", "vllm-gpu-claim")["urn"].rsplit("::", 1)[1]
+
+
+def ask_more_gpus_than_a_node_has(plan):
+    gpu_subrequests(plan)[1]["count"] = 8  # a10g-4x nodes carry 4
+    return k8s(plan, "ResourceClaimTemplate", "vllm-gpu-claim")["urn"].rsplit("::", 1)[1]
+
+
+def lower_case_all_on_the_tpu_claim(plan):
+    template = k8s(plan, "ResourceClaimTemplate", "vllm-tpu-claim")
+    template["inputs"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] = "all"
+    return template["urn"].rsplit("::", 1)[1]
+
+
+def an_empty_constraint(plan):
+    template = k8s(plan, "ResourceClaimTemplate", "vllm-gpu-claim")
+    template["inputs"]["spec"]["spec"]["devices"]["constraints"] = [{"requests": ["gpu"]}]
+    return template["urn"].rsplit("::", 1)[1]
+
+
 MUTATIONS = [
-    ("dev", drop_gke_no_default_label, "dra-device-plugin-isolation"),
+    ("dev", drop_gke_no_default_label, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     # a DRA-labelled pool that also lets GKE install its driver: two rules see it
     ("dev", label_a_classic_pool_for_dra, "dra-device-plugin-isolation", {"gke-dra-driver-install"}),
     ("dev", gpu_present_on_a_classic_pool_with_the_chart_default_affinity, "dra-device-plugin-isolation"),
-    ("dev", drop_the_compute_class_toleration, "dra-pool-served"),
-    ("dev", drop_the_tpu_driver_tolerations, "dra-pool-served"),
+    ("dev", drop_the_compute_class_toleration, "dra-pool-served", {"dra-reachable-pools-served"}),
+    ("dev", drop_the_tpu_driver_tolerations, "dra-pool-served", {"dra-reachable-pools-served"}),
     ("dev", let_gke_install_its_driver, "gke-dra-driver-install"),
     ("dev", remove_the_driver_installer, "gke-dra-driver-install"),
     ("dev", keep_the_chart_priority_class_without_quota, "gke-critical-priority-quota"),
@@ -283,13 +318,20 @@ MUTATIONS = [
     ("dev", break_a_cel_selector, "claim-shape"),
     ("dev", nine_alternatives, "claim-shape", {"claim-follows-compute-class"}),  # the class has 2 pools
     ("dev", make_a_spot_pool_on_demand, "accelerator-pools-spot"),
-    ("eks-dev", device_plugin_admits_dra_nodes, "dra-device-plugin-isolation"),
+    ("eks-dev", device_plugin_admits_dra_nodes, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     ("eks-dev", dra_plugin_on_the_chart_default_affinity, "dra-device-plugin-isolation"),
-    ("eks-dev", bottlerocket_on_a_dra_group, "dra-device-plugin-isolation"),
-    ("eks-dev", drop_the_gpu_toleration_on_eks, "dra-pool-served"),
+    ("eks-dev", bottlerocket_on_a_dra_group, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
+    ("eks-dev", drop_the_gpu_toleration_on_eks, "dra-pool-served", {"dra-reachable-pools-served"}),
     ("eks-dev", downgrade_eks_to_1_33, "dra-kubernetes-version"),
     ("eks-dev", reverse_the_autoscaler_priorities, "claim-follows-compute-class"),
     ("eks-dev", dra_group_at_zero, "eks-dra-scale-from-zero"),
+    # A pool a claim reaches but that lost its DRA label: the label-driven rules see nothing wrong.
+    ("dev", drop_the_tpu_dra_label, "dra-reachable-pools-served"),
+    ("eks-dev", drop_the_dra_label_on_eks, "dra-reachable-pools-served", {"claim-follows-compute-class"}),
+    ("dev", select_a_gpu_the_pool_lacks, "claim-alternative-satisfiable"),
+    ("eks-dev", ask_more_gpus_than_a_node_has, "claim-alternative-satisfiable"),
+    ("dev", lower_case_all_on_the_tpu_claim, "claim-shape"),
+    ("dev", an_empty_constraint, "claim-shape"),
 ]
 
 

@@ -8,9 +8,7 @@ publishes 81559Mi), MIG slices with profile/parentUUID, TPU chips with tpuGen.
 from __future__ import annotations
 
 import pytest
-from gpu_fungibility import catalog, selectors
-
-import dra_cel
+from gpu_fungibility import catalog, dra_cel, selectors
 
 
 def gpu_device(model: catalog.GpuModel, *, memory: str | None = None) -> dra_cel.Device:

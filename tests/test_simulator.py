@@ -13,7 +13,16 @@ import copy
 
 import pytest
 
-from simulator import PENDING, SCHEDULED, SimulationError, render_markdown, render_table, simulate, to_json
+from simulator import (
+    PENDING,
+    SCHEDULED,
+    UNDETERMINED,
+    SimulationError,
+    render_markdown,
+    render_table,
+    simulate,
+    to_json,
+)
 from stacks.loader import parse_stack_config
 
 GKE_DEV = {
@@ -125,8 +134,8 @@ def test_seed_000_three_replicas_two_on_80gb_one_on_two_40gb(cfg):
     assert first.node == "gke-a100-80gb-0"  # the min node that already runs
     assert second.node == "gke-a100-80gb-1"  # scaled up: the preferred pool can still grow
     assert third.devices == ("gpu-0", "gpu-1")
-    assert third.alternatives == ("gpu:gpu/a100-40gb-2x",)
-    assert first.alternatives == ("gpu:gpu/a100-80gb",)
+    assert third.alternatives == ("gpu/a100-40gb-2x",)
+    assert first.alternatives == ("gpu/a100-80gb",)
 
 
 def test_seed_000_with_80gb_stocked_out_min_node_still_serves_replica_one(cfg):
@@ -339,11 +348,11 @@ def test_mig_constraint_refuses_slices_of_different_gpus():
     (pod,) = pod_specs(cfg, objects)
     node = ClusterBuilder(cfg).node("a100-mig", 0)
     # the 1g.10gb slice of gpu-0 and the 3g.40gb slice of gpu-1 are taken: what is left spans two GPUs
-    node.allocated.update({f"{node.name}/gpu-0-mig-1g10gb-1", f"{node.name}/gpu-1-mig-3g40gb-0"})
+    taken = frozenset({f"{node.name}/gpu-0-mig-1g10gb-1", f"{node.name}/gpu-1-mig-3g40gb-0"})
     allocator = Allocator(device_classes(objects)[0])
-    assert allocator.allocate(pod.claims, node) is None
+    assert allocator.allocate(pod.claims, node, taken) is None
     (unconstrained,) = pod_specs(cfg, mig_objects(constraint=False))
-    picks = allocator.allocate(unconstrained.claims, node)
+    picks = allocator.allocate(unconstrained.claims, node, taken)
     assert [p.device.name for p in picks] == ["gpu-0-mig-3g40gb-0", "gpu-1-mig-1g10gb-1"]
 
 
@@ -408,12 +417,15 @@ def test_unknown_workload_or_pool_is_an_error(cfg):
 
 def test_json_has_exactly_the_issue_shape(cfg):
     data = to_json(simulate(cfg, gpu_objects(), replicas={"vllm-gpu": 6}))
-    assert set(data) == {"replicas"}
-    keys = {"workload", "replica", "status", "pool", "node", "devices", "tensorParallelSize", "reason"}
+    assert set(data) == {"kubernetesVersion", "outcomesFollowed", "enumerated", "replicas", "pools", "warnings"}
+    assert (data["kubernetesVersion"], data["outcomesFollowed"], data["enumerated"]) == ("1.34", 1, True)
+    keys = {"workload", "replica", "status", "pool", "node", "devices", "tensorParallelSize", "alternatives",
+            "reason", "note", "outcomes"}
     assert all(set(r) == keys for r in data["replicas"])
     assert data["replicas"][2] == {"workload": "vllm-gpu", "replica": 3, "status": "scheduled",
                                    "pool": "a100-40gb", "node": "gke-a100-40gb-0", "devices": ["gpu-0", "gpu-1"],
-                                   "tensorParallelSize": 2, "reason": None}
+                                   "tensorParallelSize": 2, "alternatives": ["gpu/a100-40gb-2x"], "reason": None,
+                                   "note": None, "outcomes": []}
     assert data["replicas"][5]["status"] == "pending" and data["replicas"][5]["tensorParallelSize"] is None
 
 
@@ -421,7 +433,8 @@ def test_table_and_markdown_show_every_replica(cfg):
     result = simulate(cfg, gpu_objects(), replicas={"vllm-gpu": 5})
     table = render_table(result)
     assert table.splitlines()[0].split() == ["WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP",
-                                             "REASON"]
+                                             "ALTERNATIVE", "REASON"]
+    assert table.splitlines()[3].split()[-1] == "gpu/a100-40gb-2x", "the chosen firstAvailable alternative"
     assert "4/5 replicas scheduled" in table
     assert "a100-40gb: 2 nodes (min 0, max 2), 4/4 devices in use" in table
     markdown = render_markdown(result)
@@ -431,12 +444,14 @@ def test_table_and_markdown_show_every_replica(cfg):
 
 def test_from_1_35_the_scheduler_prefers_the_node_with_the_better_ranked_alternative():
     # The 40GB pool comes first in scale-up priority but second in the claim's alternatives;
-    # both pools have a running node. 1.34 takes the first fit, 1.35 scores the alternative rank.
+    # both pools have a running node. 1.34 has no DRA scoring: either node; 1.35 scores the alternative rank.
     raw = copy.deepcopy(GKE_DEV)
     raw["computeClasses"]["vllm-gpu-ccc"]["pools"] = ["a100-40gb", "a100-80gb"]
     raw["nodePools"]["a100-40gb"]["autoscaling"]["min"] = 1
-    first_fit = simulate(parse_stack_config(raw), gpu_objects())
-    assert rows(first_fit) == [(SCHEDULED, "a100-40gb", 2)]
+    (unscored,) = simulate(parse_stack_config(raw), gpu_objects()).of("vllm-gpu")
+    assert unscored.status == UNDETERMINED and unscored.pool is None and unscored.node is None
+    assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in unscored.outcomes] == [
+        ("a100-40gb", 2, ("gpu/a100-40gb-2x",)), ("a100-80gb", 1, ("gpu/a100-80gb",))]
     raw["cluster"]["kubernetesVersion"] = "1.35"
     scored = simulate(parse_stack_config(raw), gpu_objects())
     assert rows(scored) == [(SCHEDULED, "a100-80gb", 1)]

@@ -153,7 +153,7 @@ def test_pod_references_its_claim_template():
     run = run_in_cluster(read_stack_file("dev").namespace_config)
     pod = pod_of(run, "vllm-gpu")
     assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "vllm-gpu-claim"}]
-    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
     tpu = pod_of(run, "vllm-tpu")
     assert tpu["resourceClaims"] == [{"name": "tpu", "resourceClaimTemplateName": "vllm-tpu-claim"}]
 
@@ -162,7 +162,7 @@ def test_serving_container_has_shm_probes_and_port():
     run = run_in_cluster(read_stack_file("dev").namespace_config)
     pod = pod_of(run, "vllm-gpu")
     (container,) = pod["containers"]
-    assert {"name": "dshm", "emptyDir": {"medium": "Memory"}} in pod["volumes"]
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}} in pod["volumes"]
     assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
     assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
     assert container["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}

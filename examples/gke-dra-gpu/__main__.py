@@ -78,6 +78,9 @@ VllmWorkload("chat", {
     "node_selector": {"cloud.google.com/gke-nodepool": "l4"},
     "tolerate_taints": pool.node_taints,
     "hf_secret_name": namespace.hf_secret_name,
+    # Sizes the container to the g2-standard-8 node and fits its grace period to the spot notice.
+    "cloud": "gke",
+    "pools": [{"name": "l4", "machine_types": ["g2-standard-8"], "spot": True}],
 }, opts=pulumi.ResourceOptions(providers=[cluster.kubernetes_provider], depends_on=[claims, namespace]))
 
 pulumi.export("clusterName", cluster.cluster_name)

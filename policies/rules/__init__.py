@@ -19,6 +19,7 @@ from .capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_fr
 from .claims import validate_claim_follows_compute_class, validate_claim_shape
 from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
 from .placement import validate_device_plugin_isolation, validate_dra_pool_served
+from .reach import validate_alternatives_satisfiable, validate_reachable_pools_served
 from .security import (
     validate_no_public_inference_endpoint,
     validate_pinned_charts,
@@ -45,6 +46,13 @@ POLICIES: list[Policy] = [
         validate=validate_dra_pool_served,
         enforcement_level=MANDATORY,
     ),
+    StackValidationPolicy(
+        name="dra-reachable-pools-served",
+        description="Every pool a workload's claim can land on runs its family's DRA kubelet plugin and no device "
+                    "plugin, whatever labels it carries.",
+        validate=validate_reachable_pools_served,
+        enforcement_level=MANDATORY,
+    ),
     ResourceValidationPolicy(
         name="dra-kubernetes-version",
         description="Clusters run Kubernetes 1.34 or later (DRA resource.k8s.io/v1).",
@@ -68,6 +76,12 @@ POLICIES: list[Policy] = [
         description="Device requests are well-formed: one of exactly/firstAvailable, at most 8 alternatives, "
                     "existing device classes, compiling CEL selectors.",
         validate=validate_claim_shape,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="claim-alternative-satisfiable",
+        description="Each claim alternative's selectors match enough devices of the pool it stands for.",
+        validate=validate_alternatives_satisfiable,
         enforcement_level=MANDATORY,
     ),
     StackValidationPolicy(

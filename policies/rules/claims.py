@@ -4,7 +4,13 @@
 sets exactly one of ``exactly`` and ``firstAvailable``; ``firstAvailable`` holds
 1 to 8 subrequests; every device class it names exists (a DeviceClass in the
 stack, or one a driver release in the stack creates); every CEL selector (of
-requests and of DeviceClasses) compiles.
+requests and of DeviceClasses) compiles. And what Kubernetes' allocator
+refuses (kubernetes/kubernetes staging/src/k8s.io/dynamic-resource-allocation/
+structured/internal/incubating/allocator_incubating.go): an allocation mode
+other than ``ExactCount``/``All`` (case-sensitive; ``all`` is not ``All``), a
+``count`` below one, a selector without ``cel``, a constraint without
+``matchAttribute`` (or ``distinctAttribute``), a claim needing more than 32
+devices (``AllocationResultsMaxSize``).
 
 ``claim-follows-compute-class``: a workload's claim alternatives are its
 compute class's pools, in order, and its pods can run on each of them. On GKE the class is the pod's
@@ -37,6 +43,9 @@ from ..stack_view import WORKLOAD_KINDS, Pool, Res, StackView, dig
 from .common import pod_spec
 
 MAX_SUBREQUESTS = 8
+#: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation holds.
+MAX_DEVICES_PER_CLAIM = 32
+ALLOCATION_MODES = ("ExactCount", "All")
 PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
 
 
@@ -74,6 +83,16 @@ def request_problems(request: Mapping[str, Any], known_classes: set[str]) -> lis
                             f"DRA allows at most {MAX_SUBREQUESTS}")
         alternatives.extend((f"request {name}/{s.get('name') or '<unnamed>'}", s) for s in subrequests)
     for where, alternative in alternatives:
+        mode = alternative.get("allocationMode") or "ExactCount"
+        if mode not in ALLOCATION_MODES:
+            problems.append(f"{where}: allocationMode {mode!r} is not one of {', '.join(ALLOCATION_MODES)} "
+                            "(case-sensitive): the allocator refuses the claim")
+        elif mode == "ExactCount" and _count(alternative) < 1:
+            problems.append(f"{where}: count must be 1 or more, got {alternative.get('count')!r}")
+        for i, selector in enumerate(alternative.get("selectors") or []):
+            if not (isinstance(selector, Mapping) and isinstance(selector.get("cel"), Mapping)):
+                problems.append(f"{where}: selector #{i} has no cel expression (the only selector kind Kubernetes "
+                                "knows)")
         device_class = alternative.get("deviceClassName")
         if not device_class:
             problems.append(f"{where} names no deviceClassName")
@@ -84,6 +103,35 @@ def request_problems(request: Mapping[str, Any], known_classes: set[str]) -> lis
             error = compile_error(expression)
             if error:
                 problems.append(f"{where}: CEL selector {expression!r} does not compile: {error}")
+    return problems
+
+
+def _count(alternative: Mapping[str, Any]) -> int:
+    try:
+        return int(alternative.get("count", 1))
+    except (TypeError, ValueError):
+        return 0
+
+
+def claim_problems(claim: Res) -> list[str]:
+    """What the allocator refuses about the claim as a whole: constraints and its size."""
+    problems = []
+    devices = dig(claim.props, *(("spec", "spec", "devices") if claim.kind == "ResourceClaimTemplate"
+                                 or claim.type.endswith(":ResourceClaimTemplate") else ("spec", "devices")),
+                  default={}) or {}
+    for i, constraint in enumerate(devices.get("constraints") or []):
+        if not isinstance(constraint, Mapping) or not (constraint.get("matchAttribute")
+                                                       or constraint.get("distinctAttribute")):
+            problems.append(f"constraint #{i} sets neither matchAttribute nor distinctAttribute: the allocator "
+                            "refuses an empty constraint")
+    fewest = 0
+    for request in claim_requests(claim):
+        bodies = request.get("firstAvailable") or [request.get("exactly") or request]
+        counts = [_count(b) if (b.get("allocationMode") or "ExactCount") == "ExactCount" else 1
+                  for b in bodies if isinstance(b, Mapping)]
+        fewest += min(counts) if counts else 0
+    if fewest > MAX_DEVICES_PER_CLAIM:
+        problems.append(f"it asks for at least {fewest} devices; one claim holds at most {MAX_DEVICES_PER_CLAIM}")
     return problems
 
 
@@ -99,6 +147,7 @@ def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViol
     known = known_device_classes(view)
     for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
         problems = [p for request in claim_requests(claim) for p in request_problems(request, known)]
+        problems += claim_problems(claim)
         if not claim_requests(claim):
             problems.append("it has no device requests")
         for problem in problems:

@@ -15,8 +15,8 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from dra_cel.quantity import Quantity, QuantityError
-from dra_cel.semver import Semver, SemverError
+from .quantity import Quantity, QuantityError
+from .semver import Semver, SemverError
 
 CelFunction = Callable[..., Any]
 

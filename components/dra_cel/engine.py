@@ -22,11 +22,11 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from dra_cel.checker import CheckError, UnsupportedError, check
-from dra_cel.dependencies import WHOLE_DEVICE, Path, device_paths
-from dra_cel.library import FUNCTIONS
-from dra_cel.quantity import Quantity, QuantityError
-from dra_cel.semver import Semver, SemverError
+from .checker import CheckError, UnsupportedError, check
+from .dependencies import WHOLE_DEVICE, Path, device_paths
+from .library import FUNCTIONS
+from .quantity import Quantity, QuantityError
+from .semver import Semver, SemverError
 
 AttributeValue = str | int | bool | Semver
 _ENVIRONMENT = celpy.Environment()
@@ -93,7 +93,7 @@ _OPERATOR_NAMES = {
     "addition_sub": "_-_", "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
 }
 _TYPE_NAMES = {
-    "dra_cel.semver.Semver": "kubernetes.Semver", "dra_cel.quantity.Quantity": "kubernetes.Quantity",
+    f"{Semver.__module__}.Semver": "kubernetes.Semver", f"{Quantity.__module__}.Quantity": "kubernetes.Quantity",
     "celpy.celtypes.StringType": "string", "celpy.celtypes.IntType": "int", "celpy.celtypes.BoolType": "bool",
     "celpy.celtypes.DoubleType": "double", "celpy.celtypes.UintType": "uint", "celpy.celtypes.MapType": "map",
     "celpy.celtypes.ListType": "list", "celpy.celtypes.BytesType": "bytes",

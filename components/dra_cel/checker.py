@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import lark
 
-from dra_cel.library import FUNCTIONS
+from .library import FUNCTIONS
 
 DYN, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL = "dyn", "bool", "int", "uint", "double", "string", "bytes", "null"
 LIST, MAP, TYPE = "list", "map", "type"

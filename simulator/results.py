@@ -1,0 +1,94 @@
+"""What a simulation reports: each replica's placement (or every outcome it may have) and the pools' sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+SCHEDULED, PENDING, UNDETERMINED = "scheduled", "pending", "undetermined"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where one replica ends up in one possible unfolding of the cluster."""
+
+    status: str  # scheduled | pending
+    pool: str | None = None
+    node: str | None = None
+    devices: tuple[str, ...] = ()
+    tensor_parallel_size: int | None = None
+    alternatives: tuple[str, ...] = ()  # the request/subrequest each claim request was satisfied with
+    reason: str | None = None  # why pending
+    note: str | None = None  # e.g. rescheduled after a reclaim
+
+    @property
+    def key(self) -> tuple:
+        """What tells two outcomes apart for a user (node names within a pool are interchangeable)."""
+        return self.status, self.pool, self.tensor_parallel_size, self.alternatives, self.reason, self.note
+
+
+@dataclass(frozen=True)
+class ReplicaPlacement:
+    workload: str
+    replica: int  # 1-based
+    status: str  # scheduled | pending | undetermined
+    pool: str | None = None
+    node: str | None = None
+    devices: tuple[str, ...] = ()
+    tensor_parallel_size: int | None = None
+    reason: str | None = None
+    alternatives: tuple[str, ...] = ()
+    outcomes: tuple[Outcome, ...] = ()  # every possible outcome, when more than one
+    note: str | None = None
+
+    @property
+    def determined(self) -> bool:
+        return self.status != UNDETERMINED
+
+
+@dataclass(frozen=True)
+class PoolUsage:
+    name: str
+    priority: int
+    min: int
+    max: int
+    nodes: int  # at the end of the simulation (the first outcome)
+    stocked_out: bool
+    devices_per_node: int
+    devices_in_use: int
+    nodes_range: tuple[int, int] = (0, 0)  # over every outcome
+    devices_in_use_range: tuple[int, int] = (0, 0)
+    reclaimed: tuple[str, ...] = ()
+
+
+@dataclass
+class SimulationResult:
+    cloud: str
+    replicas: list[ReplicaPlacement]
+    pools: list[PoolUsage]
+    warnings: list[str] = field(default_factory=list)
+    kubernetes_version: str = ""
+    branches: int = 1  # how many unfoldings were followed
+    enumerated: bool = True  # False: stopped enumerating at MAX_BRANCHES
+
+    def of(self, workload: str) -> list[ReplicaPlacement]:
+        return [r for r in self.replicas if r.workload == workload]
+
+
+def placement(workload: str, replica: int, outcomes: list[Outcome], representative: Outcome,
+               enumerated: bool, priority: Mapping[str, int], scored: bool) -> ReplicaPlacement:
+    distinct = sorted({o.key: o for o in outcomes}.values(),
+                      key=lambda o: (o.pool is None, priority.get(o.pool or "", 0), o.tensor_parallel_size or 0))
+    if len(distinct) == 1:
+        o = representative
+        return ReplicaPlacement(workload, replica, o.status, o.pool, o.node, o.devices, o.tensor_parallel_size,
+                                o.reason, o.alternatives, note=o.note)
+    scoring = ("equally ranked alternatives" if scored else
+               "Kubernetes 1.34 has no DRA scoring")
+    why = (f"{scoring}: the scheduler chooses among running nodes by other scores and at random "
+           f"({len(distinct)} possible outcomes)")
+    if not enumerated:
+        why = f"too many ways the cluster can unfold to follow them all; any of these {len(distinct)} outcomes is possible"
+    return ReplicaPlacement(workload, replica, UNDETERMINED, reason=why, outcomes=tuple(distinct))
+
+

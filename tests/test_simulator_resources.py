@@ -1,0 +1,197 @@
+"""The simulator's new honesty: CPU and memory, undetermined choices, refused claims, spot reclaim."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from gpu_fungibility import sizing
+
+from offline_plan.manifests import kubernetes_objects
+from offline_plan.run import run_stack_file
+from simulator import PENDING, SCHEDULED, UNDETERMINED, SimulationError, render_table, simulate, to_json
+from simulator.engine import MAX_BRANCHES
+from stacks.loader import parse_stack_config
+from tests.test_simulator import GKE_DEV, gpu_claim_template, gpu_objects, rows, seed_000_deployment, tpu_objects
+
+#: What one a2-ultragpu-1g node leaves for serving pods: allocatable minus GKE's system pods, the NVIDIA
+#: DRA kubelet plugin and the driver installer (tests/test_sizing.py checks the arithmetic).
+A100_80_ROOM = sizing.node_room("gke", "a2-ultragpu-1g", "gpu").free
+
+
+def with_requests(objects: list[dict], cpu: str | None = None, memory: str | None = None) -> list[dict]:
+    objects = copy.deepcopy(objects)
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            for container in obj["spec"]["template"]["spec"]["containers"]:
+                requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+                container["resources"]["requests"] = requests
+    return objects
+
+
+@pytest.fixture()
+def cfg():
+    return parse_stack_config(copy.deepcopy(GKE_DEV))
+
+
+# ---- CPU and memory -------------------------------------------------------------------------------
+
+
+def test_a_pod_that_fills_a_node_exactly_fits_and_one_mebibyte_more_does_not(cfg):
+    exact = with_requests(gpu_objects(), memory=f"{A100_80_ROOM[1]}Mi")
+    assert rows(simulate(cfg, exact)) == [(SCHEDULED, "a100-80gb", 1)]
+    over = with_requests(gpu_objects(), memory=f"{A100_80_ROOM[1] + 1}Mi")
+    (replica,) = simulate(cfg, over).of("vllm-gpu")
+    # The 40GB pool's a2-highgpu-2g has the same memory: no pool's node has room.
+    assert replica.status == PENDING
+    assert replica.reason.startswith("insufficient memory on running nodes (gke-a100-80gb-0 lacks memory "
+                                     f"(requests {A100_80_ROOM[1] + 1}Mi, {A100_80_ROOM[1]}Mi free))")
+
+
+def test_a_pod_no_node_can_hold_says_which_resource_and_pool(cfg):
+    raw = copy.deepcopy(GKE_DEV)
+    raw["nodePools"]["a100-80gb"]["autoscaling"]["min"] = 0
+    huge = with_requests(gpu_objects(), cpu="40")
+    (replica,) = simulate(parse_stack_config(raw), huge).of("vllm-gpu")
+    assert replica.status == PENDING
+    assert replica.reason.startswith("insufficient cpu: one a2-ultragpu-1g node of a100-80gb has room for less "
+                                     "(cpu (requests 40, 11150m free))")
+    assert "one a2-highgpu-2g node of a100-40gb has room for less (cpu (requests 40, 23120m free))" in replica.reason
+
+
+def test_running_pods_use_up_the_room_of_a_shared_node(cfg):
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "shared-gpu", "namespace": "default"},
+              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    pod = seed_000_deployment(replicas=3)
+    pod["spec"]["template"]["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared-gpu"}]
+    half = f"{A100_80_ROOM[0] // 2}m"
+    result = simulate(cfg, with_requests([shared, pod], cpu=half))
+    first, second, third = result.of("vllm-gpu")
+    assert (first.node, second.node) == ("gke-a100-80gb-0", "gke-a100-80gb-0")
+    assert third.status == PENDING
+    assert third.reason.startswith("insufficient cpu on running nodes (gke-a100-80gb-0 lacks cpu "
+                                   f"(requests {half}, 0 free)); no capacity: shared claim default/shared-gpu")
+
+
+def test_the_shipped_stacks_default_sizes_fit_the_nodes_the_simulator_builds():
+    for stack in ("dev", "eks-dev"):
+        run = run_stack_file(stack)
+        result = simulate(run.config, kubernetes_objects(run))
+        assert all(r.status != PENDING for r in result.replicas), render_table(result)
+
+
+# ---- what the scheduler cannot decide ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def eks_dev():
+    run = run_stack_file("eks-dev")
+    return run.config, kubernetes_objects(run)
+
+
+def test_eks_dev_first_replica_may_land_on_either_running_node(eks_dev):
+    cfg, objects = eks_dev
+    result = simulate(cfg, objects, replicas={"vllm-gpu": 3})
+    first, second, third = result.of("vllm-gpu")
+    for replica in (first, second):
+        assert replica.status == UNDETERMINED and replica.pool is None and replica.tensor_parallel_size is None
+        assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in replica.outcomes] == [
+            ("l40s", 1, ("gpu/l40s",)), ("a10g-4x", 4, ("gpu/a10g-4x",))]
+    # Both running nodes are taken either way: the third replica scales up the preferred group.
+    assert (third.status, third.pool, third.tensor_parallel_size) == (SCHEDULED, "l40s", 1)
+    assert result.branches == 2 and result.enumerated
+    table = render_table(result)
+    assert "undetermined  l40s | a10g-4x" in table and "1 | 4" in table
+    assert "2 undetermined (Kubernetes 1.34: 2 possible outcomes followed)" in table
+    data = to_json(result)["replicas"][0]
+    assert data["status"] == "undetermined" and [o["pool"] for o in data["outcomes"]] == ["l40s", "a10g-4x"]
+
+
+def test_from_1_35_eks_dev_takes_the_best_ranked_alternative(eks_dev):
+    cfg, objects = eks_dev
+    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": "1.35"})})
+    first, second, _ = simulate(cfg, objects, replicas={"vllm-gpu": 3}).of("vllm-gpu")
+    assert (first.status, first.pool, first.alternatives) == (SCHEDULED, "l40s", ("gpu/l40s",))
+    assert (second.status, second.pool, second.tensor_parallel_size) == (SCHEDULED, "a10g-4x", 4)
+
+
+def test_past_the_branch_limit_later_replicas_list_every_pool_that_could_take_them():
+    raw = copy.deepcopy(GKE_DEV)
+    raw["nodePools"]["a100-80gb"]["autoscaling"] = {"min": 8, "max": 8}
+    raw["nodePools"]["a100-40gb"]["autoscaling"] = {"min": 8, "max": 8}
+    result = simulate(parse_stack_config(raw), gpu_objects(), replicas={"vllm-gpu": 9})
+    assert not result.enumerated and result.branches == 1
+    assert all(r.status == UNDETERMINED for r in result.of("vllm-gpu"))
+    assert {o.pool for o in result.of("vllm-gpu")[-1].outcomes} == {"a100-80gb", "a100-40gb"}
+    assert any(f"more than {MAX_BRANCHES} ways" in w for w in result.warnings)
+
+
+# ---- claims the allocator refuses ------------------------------------------------------------------
+
+
+def _template(**alternative) -> list[dict]:
+    template = gpu_claim_template()
+    template["spec"]["spec"]["devices"]["requests"] = [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.nvidia.com", **alternative}}]
+    return [template, seed_000_deployment()]
+
+
+@pytest.mark.parametrize("objects, reason", [
+    (_template(allocationMode="all"), "request gpu: unsupported count mode all"),
+    (_template(count=33), "number of requested devices 33 exceeds the claim limit of 32"),
+    (_template(count=0), "request gpu: count must be greater than zero"),
+    (_template(selectors=[{"notCel": {}}]), "request gpu, selector #0: CEL expression empty"),
+])
+def test_a_claim_the_allocator_refuses_is_pending_not_scheduled_with_nothing(cfg, objects, reason):
+    (replica,) = simulate(cfg, objects).of("vllm-gpu")
+    assert replica.status == PENDING and replica.devices == () and replica.tensor_parallel_size is None
+    assert replica.reason == f"the allocator refuses claim gpu: {reason}" or reason in replica.reason
+
+
+def test_the_lower_case_all_of_the_issue_is_refused_for_tpus_too(cfg):
+    objects = tpu_objects()
+    objects[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] = "all"
+    (replica,) = simulate(cfg, objects).of("vllm-tpu")
+    assert (replica.status, replica.tensor_parallel_size) == (PENDING, None)
+    assert "unsupported count mode all (Kubernetes knows ExactCount and All, spelled exactly so)" in replica.reason
+
+
+@pytest.mark.parametrize("constraint, reason", [
+    ({"requests": ["gpu"]}, "the allocator refuses claim gpu: constraint #0: empty constraint"),
+    ({"distinctAttribute": "gpu.nvidia.com/uuid"}, "the simulator does not model claim gpu: constraint #0"),
+])
+def test_unknown_constraints_are_not_ignored(cfg, constraint, reason):
+    objects = gpu_objects()
+    objects[0]["spec"]["spec"]["devices"]["constraints"] = [constraint]
+    (replica,) = simulate(cfg, objects).of("vllm-gpu")
+    assert replica.status == PENDING and replica.reason.startswith(reason)
+
+
+# ---- spot reclaim ---------------------------------------------------------------------------------
+
+
+def test_a_reclaimed_spot_node_moves_its_replica(cfg):
+    result = simulate(cfg, gpu_objects(), replicas={"vllm-gpu": 3}, reclaim=["a100-40gb"])
+    first, second, third = result.of("vllm-gpu")
+    assert (first.pool, second.pool) == ("a100-80gb", "a100-80gb"), "on-demand replicas stay"
+    assert third.status == PENDING
+    assert third.note == "rescheduled: gke-a100-40gb-0 was reclaimed"
+    assert "a100-40gb is reclaimed and stocked out" in third.reason and "a100-80gb is at max" in third.reason
+    usage = {p.name: p for p in result.pools}
+    assert usage["a100-40gb"].reclaimed == ("gke-a100-40gb-0",) and usage["a100-40gb"].nodes == 0
+
+
+def test_a_reclaimed_replica_falls_back_to_a_pool_with_room(cfg):
+    raw = copy.deepcopy(GKE_DEV)
+    raw["nodePools"]["a100-80gb"]["autoscaling"]["max"] = 3
+    result = simulate(parse_stack_config(raw), gpu_objects(), replicas={"vllm-gpu": 2}, reclaim=["a100-40gb"])
+    assert rows(result) == [(SCHEDULED, "a100-80gb", 1), (SCHEDULED, "a100-80gb", 1)]
+    assert "reclaim: a100-40gb has no running node to lose" in result.warnings
+
+
+def test_only_spot_pools_are_reclaimed(cfg):
+    with pytest.raises(SimulationError, match="only spot nodes are reclaimed; a100-80gb is on-demand"):
+        simulate(cfg, gpu_objects(), reclaim=["a100-80gb"])
+    with pytest.raises(SimulationError, match="unknown pool in reclaim: h100"):
+        simulate(cfg, gpu_objects(), reclaim=["h100"])

@@ -1,0 +1,165 @@
+"""Serving pods that fit their nodes: allocatable formulas, default sizes, overrides, spot grace."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from gpu_fungibility import catalog, clouds, sizing
+
+from offline_plan.run import read_stack_file
+from stacks import arguments
+from stacks.loader import ConfigError, parse_stack_config
+from tests.in_cluster_harness import run_in_cluster
+from tests.test_claims import SEED_002_SLICES, gke_config, mig_config, shared_config
+from tests.test_workload import eks_config, pod_of
+
+GIB = 1024
+
+# ---- the clouds' allocatable formulas ------------------------------------------------------------
+
+
+def test_gke_allocatable_follows_the_documented_tiers():
+    gke = clouds.profile("gke")
+    # a2-ultragpu-1g: 12 vCPUs, 170 GiB.
+    cpu = 12000 - (60 + 10 + 10 + 0.0025 * 8000)
+    memory = 170 * GIB - (0.25 * 4 * GIB + 0.20 * 4 * GIB + 0.10 * 8 * GIB + 0.06 * 112 * GIB + 0.02 * 42 * GIB) - 100
+    assert gke.allocatable(catalog.host_shape("a2-ultragpu-1g")) == (int(cpu), int(memory)) == (11900, 163576)
+    # g2-standard-4: 4 vCPUs, 16 GiB (the 6% and 2% tiers are never reached).
+    assert gke.allocatable(catalog.host_shape("g2-standard-4")) == (3920, int(16 * GIB - 0.45 * 4 * GIB - 0.8 * GIB - 100))
+    # Below 1 GiB GKE reserves a flat 255 MiB.
+    assert gke.allocatable(catalog.HostShape("tiny", 1, 0.5)) == (940, 512 - 255 - 100)
+
+
+def test_eks_allocatable_follows_nodeadm():
+    eks = clouds.profile("eks")
+    # g6e.xlarge: 4 vCPUs, 32 GiB, 58 pods: kubeReserved memory 11 x 58 + 255 MiB, eviction 100Mi.
+    assert eks.allocatable(catalog.host_shape("g6e.xlarge")) == (3920, 32 * GIB - (11 * 58 + 255) - 100)
+    # g5.12xlarge: 48 vCPUs, 192 GiB, 737 pods.
+    assert eks.allocatable(catalog.host_shape("g5.12xlarge")) == (48000 - 190, 192 * GIB - (11 * 737 + 255) - 100)
+
+
+def test_every_catalog_machine_has_its_cpus_and_memory():
+    for shape in [*catalog.GKE_MACHINES.values(), *catalog.EKS_INSTANCES.values()]:
+        assert shape.vcpus > 0 and shape.memory_gib > 0, shape.name
+        host = catalog.host_shape(shape.name)
+        assert (host.vcpus, host.memory_gib) == (shape.vcpus, shape.memory_gib)
+    assert all(s.max_pods for s in catalog.EKS_INSTANCES.values()), "EKS reserves memory per pod"
+    assert catalog.host_shape("n1-standard-8") == catalog.HostShape("n1-standard-8", 8, 30.0)
+    assert catalog.host_shape("n1-standard-7") is None and catalog.host_shape("e9-weird-4") is None
+
+
+# ---- defaults on the shipped stacks ---------------------------------------------------------------
+
+
+def _container(run, workload: str) -> dict:
+    return pod_of(run, workload)["containers"][0]
+
+
+@pytest.mark.parametrize("stack, workload, cpu, memory, grace", [
+    ("dev", "vllm-gpu", "11100m", "158Gi", 15),    # a2-ultragpu-1g, the smaller of its two machines
+    ("dev", "vllm-tpu", "43200m", "431Gi", 15),    # ct6e-standard-1t
+    ("prod", "vllm-gpu", "11100m", "158Gi", 15),
+    ("eks-dev", "vllm-gpu", "3300m", "29Gi", 90),  # g6e.xlarge, the smallest of l40s and a10g-4x
+])
+def test_shipped_serving_containers_are_sized_to_their_smallest_node(stack, workload, cpu, memory, grace):
+    run = run_in_cluster(read_stack_file(stack).namespace_config)
+    pod = pod_of(run, workload)
+    container = pod["containers"][0]
+    assert container["resources"]["requests"] == {"cpu": cpu, "memory": memory}
+    assert container["resources"]["limits"] == {"memory": memory}, "memory limit = request: no overcommit"
+    assert "cpu" not in container["resources"]["limits"], "no CPU limit: no throttling of the server"
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}} in pod["volumes"]
+    assert pod["terminationGracePeriodSeconds"] == grace
+
+
+@pytest.mark.parametrize("stack", ["dev", "eks-dev", "prod"])
+def test_every_shipped_serving_container_fits_every_machine_it_can_land_on(stack):
+    loaded = read_stack_file(stack)
+    cfg = parse_stack_config(loaded.namespace_config)
+    run = run_in_cluster(loaded.namespace_config)
+    for name, wl in cfg.workloads.items():
+        pods = arguments.pods_per_node(cfg, name)
+        for container in pod_of(run, name)["containers"]:
+            requests = container["resources"]["requests"]
+            cpu, memory = sizing.parse_cpu(requests["cpu"]), sizing.parse_memory(requests["memory"])
+            assert sizing.parse_memory(container["resources"]["limits"]["memory"]) == memory
+            for pool in cfg.placement_pools(wl):
+                for machine in arguments.machine_types(cfg, pool):
+                    room = sizing.node_room(cfg.cluster.cloud, machine, cfg.node_pools[pool].family)
+                    assert cpu * pods <= room.free[0] and memory * pods <= room.free[1], (name, pool, machine)
+                    allocatable = clouds.profile(cfg.cluster.cloud).allocatable(catalog.host_shape(machine))
+                    assert memory < allocatable[1] and cpu < allocatable[0]
+
+
+def test_pods_that_share_a_node_share_its_room():
+    run = run_in_cluster(shared_config())  # qwen and embedder on one shared claim: both pods on one node
+    for workload in ("qwen", "embedder"):
+        assert _container(run, workload)["resources"]["requests"] == {"cpu": "5500m", "memory": "79Gi"}
+    mig = run_in_cluster(mig_config(SEED_002_SLICES))  # two servers per pod: each gets half
+    for container in pod_of(mig, "mig-inference")["containers"]:
+        assert container["resources"]["requests"] == {"cpu": "5500m", "memory": "79Gi"}
+
+
+def test_on_demand_only_workloads_keep_the_default_grace_period():
+    raw = gke_config(["a100-80gb"])
+    raw["nodePools"]["a100-80gb"] = {**raw["nodePools"]["a100-80gb"], "spot": False, "onDemandFallback": True}
+    assert "terminationGracePeriodSeconds" not in pod_of(run_in_cluster(raw), "serve")
+
+
+def test_the_serving_process_gets_sigterm_itself():
+    """The entrypoint execs vLLM, so SIGTERM reaches the server, which stops accepting requests at once."""
+    command = _container(run_in_cluster(gke_config(["a100-80gb"])), "serve")["command"]
+    assert command[-1].rstrip().splitlines()[-1].startswith("exec python3 -m vllm.entrypoints.openai.api_server")
+    assert "preStop" not in str(command)
+
+
+# ---- overrides -----------------------------------------------------------------------------------
+
+
+def test_resources_can_be_set_per_workload():
+    run = run_in_cluster(gke_config(["a100-80gb", "a100-40gb"], resources={"cpu": 8, "memory": "64Gi"}))
+    container = _container(run, "serve")
+    assert container["resources"]["requests"] == {"cpu": "8", "memory": "64Gi"}
+    assert container["resources"]["limits"] == {"memory": "64Gi"}
+    partial = _container(run_in_cluster(gke_config(["a100-80gb"], resources={"memory": "32Gi"})), "serve")
+    assert partial["resources"]["requests"] == {"cpu": "11100m", "memory": "32Gi"}
+
+
+def test_a_request_that_does_not_fit_a_pool_names_the_pool_and_the_numbers():
+    raw = gke_config(["a100-80gb", "l4"], resources={"memory": "64Gi", "cpu": "3"})
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(raw)
+    message = str(caught.value)
+    assert "workloads.serve.resources.memory" in message
+    assert ("64Gi does not fit pool l4: one g2-standard-4 node has 13621Mi allocatable, 1344Mi of it kept for "
+            "system pods and DaemonSets, so 12277Mi is free") in message
+    assert "resources.cpu" not in message, "3 CPUs fit the l4 node (3170m free)"
+
+
+@pytest.mark.parametrize("resources, key", [
+    ({"cpu": "lots"}, "resources.cpu"),
+    ({"memory": "-1Gi"}, "resources.memory"),
+    ({"cpu": "0.0001"}, "resources.cpu"),
+])
+def test_an_unreadable_quantity_is_a_config_error(resources, key):
+    with pytest.raises(ConfigError, match=rf"workloads\.serve\.{key}"):
+        parse_stack_config(gke_config(["a100-80gb"], resources=resources))
+
+
+def test_an_eks_group_of_mixed_sizes_gets_a_warning():
+    raw = eks_config()
+    cfg = parse_stack_config(raw)
+    assert not [w for w in cfg.warnings() if "mixes machine sizes" in w]
+    raw = copy.deepcopy(raw)
+    raw["nodePools"]["a10g-4"]["instanceTypes"] = ["g5.12xlarge", "g5.24xlarge"]
+    (warning,) = [w for w in parse_stack_config(raw).warnings() if "mixes machine sizes" in w]
+    assert warning.startswith("nodePools.a10g-4.instanceTypes mixes machine sizes")
+    assert "Cluster Autoscaler assumes every node of a group has one shape" in warning
+
+
+def test_sizing_helpers_read_and_write_kubernetes_quantities():
+    assert sizing.parse_cpu("7500m") == 7500 and sizing.parse_cpu("2") == 2000
+    assert sizing.parse_memory("1Gi") == 1024 and sizing.parse_memory("80G") == 76293
+    assert sizing.format_cpu(11000) == "11" and sizing.format_memory(30495) == "30495Mi"
+    assert sizing.ServingResources(1000, 4096).shm_mib == 1024, "small containers give /dev/shm a quarter"
