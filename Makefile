@@ -9,6 +9,9 @@ UV_TOOLS ?= .venv-tools
 UV_VERSION := $(shell sed -n 's/^uv==\([^ ;]*\).*/\1/p' tools/uv-requirements.txt)
 UV ?= $(if $(filter $(UV_VERSION),$(word 2,$(shell uv --version 2>/dev/null))),uv,$(UV_TOOLS)/bin/uv)
 UV_DEP := $(filter-out uv,$(UV))
+# uv installs no bytecode; Python writes it on first import, unless PYTHONDONTWRITEBYTECODE forbids that:
+# then every run would compile the SDKs from source again, so the sync compiles them once instead.
+UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 # Local packages installed editable (without dependencies: the lock has them) after the sync: the component
 # library (components/, imported as gpu_fungibility), as another program would install it.
 LOCAL_PACKAGES ?= components
@@ -39,7 +42,7 @@ $(UV_TOOLS)/bin/uv: tools/uv-requirements.txt
 # The venv holds exactly the lock (hash-checked); the stamp makes every later target instant.
 $(VENV)/.installed: requirements.txt components/pyproject.toml $(UV_DEP)
 	$(UV) venv --quiet --allow-existing --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" $(VENV)
-	$(UV) pip sync --quiet --require-hashes --python $(PY) requirements.txt
+	$(UV) pip sync --quiet --require-hashes $(UV_BYTECODE) --python $(PY) requirements.txt
 	$(if $(strip $(LOCAL_PACKAGES)),$(UV) pip install --quiet --no-deps --python $(PY) $(addprefix -e ,$(LOCAL_PACKAGES)))
 	touch $@
 

@@ -9,6 +9,7 @@ import kubernetes_validate
 import pytest
 from gpu_fungibility import dra_wiring
 from gpu_fungibility.clouds import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE, GKE_LB_TYPE
+from gpu_fungibility.node_selection import toleration_tolerates
 from pulumi.runtime import rpc
 
 from offline_plan.run import SECRET_MASK, read_stack_file
@@ -43,16 +44,7 @@ def pod_of(run, name: str) -> dict:
 
 
 def tolerates(tolerations: list[dict], taint: dra_wiring.NodeTaint) -> bool:
-    """Kubernetes' rule: key matches (or empty key with Exists), effect matches (or empty), value for Equal."""
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != taint.effect:
-            continue
-        operator = t.get("operator", "Equal")
-        if operator == "Exists" and (not t.get("key") or t["key"] == taint.key):
-            return True
-        if operator == "Equal" and t.get("key") == taint.key and t.get("value", "") == taint.value:
-            return True
-    return False
+    return any(toleration_tolerates(t, taint) for t in tolerations)
 
 
 # ---------------------------------------------------------------- placement
