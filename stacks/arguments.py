@@ -204,13 +204,23 @@ def pool(cfg: StackConfig, pool_name: str) -> Planned:
     return builders[clouds.profile(cfg.cluster.cloud).name](cfg, pool_name)
 
 
+#: The last configs' pool specs: every workload and driver asks for them (a config is immutable).
+_SPECS: dict[int, tuple[StackConfig, dict[str, dra_wiring.PoolSpec]]] = {}
+
+
 def pool_specs(cfg: StackConfig) -> dict[str, dra_wiring.PoolSpec]:
     """Every pool as the DRA wiring sees it (the cloud's own pool name included), by config name."""
+    cached = _SPECS.get(id(cfg))
+    if cached is not None and cached[0] is cfg:
+        return dict(cached[1])
     specs = {}
     for name in cfg.node_pools:
         planned = pool(cfg, name)
         specs[name] = planned.component.spec(planned.name, planned.args)
-    return specs
+    if len(_SPECS) >= 8:
+        _SPECS.clear()
+    _SPECS[id(cfg)] = (cfg, specs)
+    return dict(specs)
 
 
 def node_taints(cfg: StackConfig, pool_names: list[str]) -> list[NodeTaint]:

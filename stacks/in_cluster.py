@@ -47,7 +47,7 @@ def deploy_dra_and_workloads(
         claim = claims.shared_claim(workload.shared_claim) if workload.shared_claim else claims.template(name)
         workloads.append(create(
             build.workload(cfg, name, hf_secret_name=namespace.hf_secret_name),
-            opts=pulumi.ResourceOptions.merge(on_k8s, pulumi.ResourceOptions(
-                depends_on=[*depends_on, namespace, claim])),
+            # The claim already waits for the drivers and compute classes: so does the workload, through it.
+            opts=pulumi.ResourceOptions.merge(on_k8s, pulumi.ResourceOptions(depends_on=[namespace, claim])),
         ))
     return [*namespaces.values(), claims, *workloads]

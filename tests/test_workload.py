@@ -366,9 +366,25 @@ def test_objects_use_the_given_provider_and_live_under_components():
 def test_workloads_wait_for_the_drivers_and_their_namespace():
     run = run_in_cluster(read_stack_file("dev").namespace_config)
     driver = run.named(STAND_IN_DRIVER).urn
-    for name in ("vllm-gpu-deployment", "dra-claims-template-vllm-gpu", "dra-claims-template-vllm-tpu"):
+    namespace = run.named("ns-inference-namespace").urn
+
+    def waits_for(name: str) -> set[str]:
+        """Everything the resource waits for, directly or through what it waits for."""
+        seen, todo = set(), list(run.named(name).dependencies)
+        while todo:
+            urn = todo.pop()
+            if urn not in seen:
+                seen.add(urn)
+                todo += next(r for r in run.resources if r.urn == urn).dependencies
+        return seen
+
+    for name in ("dra-claims-template-vllm-gpu", "dra-claims-template-vllm-tpu"):
         deps = run.named(name).dependencies
-        assert driver in deps and run.named("ns-inference-namespace").urn in deps, name
+        assert driver in deps and namespace in deps, name
+    # The Deployment waits for its claim template, and so for the drivers the template waits for.
+    deployment = run.named("vllm-gpu-deployment").dependencies
+    assert run.named("dra-claims-template-vllm-gpu").urn in deployment and namespace in deployment
+    assert driver in waits_for("vllm-gpu-deployment")
 
 
 def test_nothing_to_deploy_creates_nothing():
