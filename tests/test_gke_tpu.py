@@ -71,8 +71,11 @@ def test_workloads_wait_for_drivers_and_compute_classes(run):
     deployments = run.of_type("kubernetes:apps/v1:Deployment")
     assert deployments, "the dev stack has workloads"
     for deployment in deployments:
-        waits_for, res = set(deployment.dependencies), deployment
-        while res.parent:  # a component's dependencies hold for its children
-            res = run.by_urn(res.parent)
-            waits_for |= set(res.dependencies)
+        # Directly or through what it waits for (the claim template waits for the drivers and classes).
+        waits_for, todo = set(), list(deployment.dependencies)
+        while todo:
+            urn = todo.pop()
+            if urn not in waits_for:
+                waits_for.add(urn)
+                todo += run.by_urn(urn).dependencies
         assert required <= waits_for, f"{deployment.urn} does not wait for {sorted(required - waits_for)}"
