@@ -12,18 +12,18 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from . import dra_wiring, helm_values, pins
+from . import helm_values, pins, wiring_keys
 from .base import Issues, LibraryComponent
 from .releases import chart_issues, helm_release, privileged_namespace
 
 RELEASE_NAME = "nvidia-device-plugin"
 #: The chart's default GPU-node recognisers (discrete GPU via NFD, Tegra, forced label).
 GPU_NODE_EXPRESSIONS: tuple[dict[str, Any], ...] = (
-    {"key": dra_wiring.NFD_NVIDIA_PCI, "operator": "In", "values": ["true"]},
+    {"key": wiring_keys.NFD_NVIDIA_PCI, "operator": "In", "values": ["true"]},
     {"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]},
-    {"key": dra_wiring.GPU_PRESENT, "operator": "In", "values": ["true"]},
+    {"key": wiring_keys.GPU_PRESENT, "operator": "In", "values": ["true"]},
 )
-EXCLUDE_DRA_NODES: dict[str, Any] = {"key": dra_wiring.GPU_DRA, "operator": "NotIn", "values": ["true"]}
+EXCLUDE_DRA_NODES: dict[str, Any] = {"key": wiring_keys.GPU_DRA, "operator": "NotIn", "values": ["true"]}
 
 
 def device_plugin_values(extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def device_plugin_values(extra: dict[str, Any] | None = None) -> dict[str, Any]:
                 },
             },
         },
-        "tolerations": [{"key": dra_wiring.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
+        "tolerations": [{"key": wiring_keys.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
     }
     return helm_values.merge(library, extra or {})
 
@@ -54,21 +54,21 @@ def dra_exclusion_issues(values: dict[str, Any]) -> Issues:
     ).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms")
     if not terms:
         return [("values.affinity", "the device plugin needs a required node affinity that excludes "
-                                    f"{dra_wiring.GPU_DRA}=true; without one it runs on DRA nodes too")]
+                                    f"{wiring_keys.GPU_DRA}=true; without one it runs on DRA nodes too")]
     issues: Issues = []
     for i, term in enumerate(terms):
         exprs = term.get("matchExpressions") or []
         if not any(_excludes_dra(e) for e in exprs):
             issues.append((
                 f"values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
-                f"does not exclude {dra_wiring.GPU_DRA}=true (add {{key: {dra_wiring.GPU_DRA}, operator: NotIn, "
+                f"does not exclude {wiring_keys.GPU_DRA}=true (add {{key: {wiring_keys.GPU_DRA}, operator: NotIn, "
                 "values: ['true']}); the device plugin would run beside the DRA kubelet plugin",
             ))
     return issues
 
 
 def _excludes_dra(expr: dict[str, Any]) -> bool:
-    if expr.get("key") != dra_wiring.GPU_DRA:
+    if expr.get("key") != wiring_keys.GPU_DRA:
         return False
     op = expr.get("operator")
     return op == "DoesNotExist" or (op == "NotIn" and "true" in (expr.get("values") or []))

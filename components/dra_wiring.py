@@ -12,27 +12,7 @@ the compute class it belongs to, and the caller's own labels and taints.
 
 from . import clouds
 from .node_selection import NodeTaint
-from .wiring_keys import (  # noqa: F401  (re-exported: the wiring's vocabulary)
-    EKS_CAPACITY_TYPE,
-    EKS_NODEGROUP,
-    FAMILIES,
-    GKE_ACCELERATOR,
-    GKE_COMPUTE_CLASS,
-    GKE_GPU_DRA_DRIVER,
-    GKE_NO_DEFAULT_DEVICE_PLUGIN,
-    GKE_NODEPOOL,
-    GKE_SPOT,
-    GKE_TPU_ACCELERATOR,
-    GKE_TPU_DRA_DRIVER,
-    GKE_TPU_TOPOLOGY,
-    GPU_DRA,
-    GPU_PRESENT,
-    GPU_TAINT_KEY,
-    NFD_NVIDIA_PCI,
-    ON_DEMAND_FALLBACK,
-    TPU_TAINT_KEY,
-    PoolSpec,
-)
+from .wiring_keys import PoolSpec
 
 
 def stack_labels(cloud: str | clouds.CloudProfile, pool: PoolSpec) -> dict[str, str]:

@@ -24,9 +24,9 @@ import pulumi_kubernetes as k8s
 
 from . import pins, sizing
 from .base import Issues, LibraryComponent, resolved
-from .dra_wiring import GKE_ACCELERATOR, GKE_NODEPOOL
 from .node_selection import tolerations_for
 from .pool_args import Taint, taint_issues, taints_of
+from .wiring_keys import GKE_ACCELERATOR, GKE_NODEPOOL
 
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"

@@ -24,7 +24,6 @@ import pulumi_aws as aws
 
 from . import catalog, dra_wiring
 from .base import Issues, LibraryComponent
-from .dra_wiring import PoolSpec
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import (
     PoolAutoscaling,
@@ -35,6 +34,7 @@ from .pool_args import (
     pool_spec,
     taint_dicts,
 )
+from .wiring_keys import PoolSpec
 
 CLOUD = "eks"
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"

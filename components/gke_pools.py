@@ -20,7 +20,6 @@ import pulumi_gcp as gcp
 
 from . import catalog, dra_wiring
 from .base import Issues, LibraryComponent
-from .dra_wiring import PoolSpec
 from .gcp_labels import gcp_label_issues
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import (
@@ -32,6 +31,7 @@ from .pool_args import (
     pool_spec,
     taint_dicts,
 )
+from .wiring_keys import PoolSpec
 
 CLOUD = "gke"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

@@ -34,11 +34,11 @@ import pulumi_kubernetes as k8s
 
 from . import clouds, helm_values, pins
 from .base import Issues, LibraryComponent, resolved
-from .dra_wiring import GPU_DRA, GPU_PRESENT, GPU_TAINT_KEY
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint, tolerations_for
 from .pool_args import Taint, taint_issues, taints_of
 from .releases import chart_issues, helm_release, privileged_namespace
+from .wiring_keys import GPU_DRA, GPU_PRESENT, GPU_TAINT_KEY
 
 RELEASE_NAME = "dra-driver-nvidia-gpu"
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")

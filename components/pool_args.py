@@ -9,8 +9,8 @@ from typing import Any, NotRequired, TypedDict
 
 from . import catalog, clouds
 from .base import Issues
-from .dra_wiring import PoolSpec
 from .node_selection import TAINT_EFFECTS, NodeTaint, label_key_problem, label_value_problem
+from .wiring_keys import PoolSpec
 
 
 class Taint(TypedDict):

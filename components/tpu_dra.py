@@ -17,10 +17,10 @@ import pulumi
 
 from . import helm_values, pins
 from .base import Issues, LibraryComponent, resolved
-from .dra_wiring import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY
 from .node_selection import NodeTaint, tolerations_for
 from .pool_args import Taint, taint_issues, taints_of
 from .releases import chart_issues, helm_release, privileged_namespace
+from .wiring_keys import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY
 
 RELEASE_NAME = "dra-driver-google-tpu"
 TPU_TOLERATION = {"key": TPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}

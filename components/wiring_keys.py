@@ -10,6 +10,27 @@ from dataclasses import dataclass, field
 
 from .node_selection import NodeTaint
 
+__all__ = [
+    "GPU_PRESENT",
+    "GPU_DRA",
+    "GKE_NO_DEFAULT_DEVICE_PLUGIN",
+    "GKE_GPU_DRA_DRIVER",
+    "GKE_TPU_DRA_DRIVER",
+    "GKE_COMPUTE_CLASS",
+    "GKE_ACCELERATOR",
+    "GKE_TPU_ACCELERATOR",
+    "GKE_TPU_TOPOLOGY",
+    "GKE_NODEPOOL",
+    "GKE_SPOT",
+    "EKS_NODEGROUP",
+    "EKS_CAPACITY_TYPE",
+    "ON_DEMAND_FALLBACK",
+    "NFD_NVIDIA_PCI",
+    "GPU_TAINT_KEY",
+    "TPU_TAINT_KEY",
+    "FAMILIES",
+]
+
 # Labels that route the plugins.
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_DRA = "nvidia.com/gpu.dra"

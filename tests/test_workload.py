@@ -7,9 +7,9 @@ import json
 
 import kubernetes_validate
 import pytest
-from gpu_fungibility import dra_wiring
+from gpu_fungibility import dra_wiring, wiring_keys
 from gpu_fungibility.clouds import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE, GKE_LB_TYPE
-from gpu_fungibility.node_selection import toleration_tolerates
+from gpu_fungibility.node_selection import NodeTaint, toleration_tolerates
 from pulumi.runtime import rpc
 
 from offline_plan.run import SECRET_MASK, read_stack_file
@@ -43,7 +43,7 @@ def pod_of(run, name: str) -> dict:
     return run.object("Deployment", name)["spec"]["template"]["spec"]
 
 
-def tolerates(tolerations: list[dict], taint: dra_wiring.NodeTaint) -> bool:
+def tolerates(tolerations: list[dict], taint: NodeTaint) -> bool:
     return any(toleration_tolerates(t, taint) for t in tolerations)
 
 
@@ -92,7 +92,7 @@ def test_pods_do_not_tolerate_taints_of_pools_they_cannot_use():
     run = run_in_cluster(raw)
     gpu_keys = {t["key"] for t in pod_of(run, "vllm-gpu")["tolerations"]}
     tpu_keys = {t["key"] for t in pod_of(run, "vllm-tpu")["tolerations"]}
-    assert dra_wiring.TPU_TAINT_KEY not in gpu_keys and dra_wiring.GPU_TAINT_KEY not in tpu_keys
+    assert wiring_keys.TPU_TAINT_KEY not in gpu_keys and wiring_keys.GPU_TAINT_KEY not in tpu_keys
 
 
 def test_gke_compute_class_workload_selects_the_class_as_in_seed_000():
