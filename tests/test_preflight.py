@@ -21,6 +21,7 @@ from gpu_fungibility import catalog
 from moto import mock_aws
 
 from preflight.__main__ import main
+from tests.preflight_output import line_of, verdicts
 
 BASE = {
     "cluster": {"cloud": "eks", "name": "pf", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2d"]},
@@ -122,20 +123,6 @@ def run(tmp_path: Path, raw: dict, capsys, *extra: str) -> tuple[int, str, str]:
     code = main(["--stack", "pf", "--stack-dir", str(write_stack(tmp_path, raw)), *extra])
     out = capsys.readouterr()
     return code, out.out, out.err
-
-
-def verdicts(out: str) -> dict[str, str]:
-    found = {}
-    for line in out.splitlines():
-        for word in ("NOT SERVED", "SERVED", "WARN"):
-            if line.startswith(word + " "):
-                found[line[12:].split(":", 1)[0]] = word
-                break
-    return found
-
-
-def line_of(out: str, pool: str) -> str:
-    return next(line for line in out.splitlines() if line[12:].startswith(pool + ":"))
 
 
 def without_offerings(monkeypatch, instance_type: str, zones: set[str]) -> None:

@@ -24,6 +24,8 @@ from preflight.__main__ import main
 sys.path.insert(0, str(Path(__file__).parent))
 from compute_fake import FakeCompute, api_disabled_body, permission_denied_body  # noqa: E402
 
+from tests.preflight_output import line_of, verdicts
+
 os.environ.setdefault("NO_GCE_CHECK", "true")  # before google-auth reads it: never probe a metadata server
 ROOT = Path(__file__).resolve().parent.parent
 REGION = "us-central1"
@@ -69,20 +71,6 @@ def run(tmp_path: Path, raw: dict, capsys, *extra: str, project: str | None = "d
     code = main(["--stack", "pf", "--stack-dir", str(write_stack(folder, raw, project)), *extra])
     out = capsys.readouterr()
     return code, out.out, out.err
-
-
-def verdicts(out: str) -> dict[str, str]:
-    found = {}
-    for line in out.splitlines():
-        for word in ("NOT SERVED", "SERVED", "WARN"):
-            if line.startswith(word + " "):
-                found[line[12:].split(":", 1)[0]] = word
-                break
-    return found
-
-
-def line_of(out: str, pool: str) -> str:
-    return next(line for line in out.splitlines() if line[12:].startswith(pool + ":"))
 
 
 def offer_everywhere(fake: FakeCompute, machine: str = "a2-ultragpu-1g",
