@@ -451,7 +451,7 @@ def _placement_claim(cfg: StackConfig, target: Workload | SharedClaim, device_cl
     return claim
 
 
-def _claim_paths(cfg: StackConfig, base: str, target: Workload | SharedClaim) -> dict[str, str]:
+def _claim_paths(base: str, target: Workload | SharedClaim) -> dict[str, str]:
     group = f"/computeClasses.{target.compute_class}.pools" if target.compute_class else f"/{base}.pool"
     return {"namespace": f"/{base}.namespace", "alternatives": group, "exactly": f"/{base}.pool",
             "mig.slices": f"/{base}.mig", "mig": f"/{base}.mig"}
@@ -474,7 +474,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
         if not resolvable(cfg, claim):
             continue
         shared[name] = _placement_claim(cfg, claim, claim.device_class)
-        for arg, key in _claim_paths(cfg, f"sharedClaims.{name}", claim).items():
+        for arg, key in _claim_paths(f"sharedClaims.{name}", claim).items():
             table[f"shared_claims.{name}.{arg}"] = key
         table[f"shared_claims.{name}"] = f"/sharedClaims.{name}"
         if claim.device_class:
@@ -492,7 +492,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
                 "slices": [{"name": s.name, "profile": s.profile} for s in wl.mig]}}
         else:
             templates[name] = _placement_claim(cfg, wl, None)
-        for arg, key in _claim_paths(cfg, f"workloads.{name}", wl).items():
+        for arg, key in _claim_paths(f"workloads.{name}", wl).items():
             table[f"claim_templates.{name}.{arg}"] = key
         table[f"claim_templates.{name}"] = f"/workloads.{name}"
     args = {"device_classes": device_classes, "shared_claims": shared, "claim_templates": templates}
