@@ -8,7 +8,7 @@ Installed, this package is ``gpu_fungibility``::
 Each component takes a TypedDict of arguments (``GkeNodePoolArgs``, ...) and is
 also served to every Pulumi language by the component package in this folder
 (``PulumiPlugin.yaml``, ``__main__.py``). The pure modules (``catalog``,
-``dra_wiring``, ``clouds``, ``node_selection``, ``helm_values``, ``selectors``,
+``dra_wiring``, ``clouds``, ``node_selection``, ``helm_values``, ``device_selectors``,
 ``devices``, ``sizing``)
 import no provider SDK; the components are imported on first use.
 """

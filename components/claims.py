@@ -2,7 +2,7 @@
 
 A claim is described by what would satisfy it, not by CEL: each alternative
 names a catalog accelerator and how many of it a replica needs, and the
-library writes the selector (:mod:`components.selectors`), the device class
+library writes the selector (:mod:`components.device_selectors`), the device class
 and the allocation mode:
 
 - ``alternatives`` -> one request whose ``firstAvailable`` holds one
@@ -24,7 +24,7 @@ import pulumi
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
-from . import catalog, selectors
+from . import catalog, device_selectors
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent
 from .node_selection import is_dns_subdomain
 
@@ -32,7 +32,7 @@ EXACT_COUNT = "ExactCount"
 ALL_DEVICES = "All"
 MIG_REQUEST_CLAIM = "mig"
 MAX_ALTERNATIVES = 8  # DRA's limit on firstAvailable subrequests
-DRIVERS = (selectors.NVIDIA_DRIVER, selectors.TPU_DRIVER)
+DRIVERS = (device_selectors.NVIDIA_DRIVER, device_selectors.TPU_DRIVER)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -120,7 +120,7 @@ def family_of(accelerator_type: str) -> str:
 
 
 def default_device_class(family: str) -> str:
-    return selectors.TPU_DEVICE_CLASS if family == "tpu" else selectors.GPU_DEVICE_CLASS
+    return device_selectors.TPU_DEVICE_CLASS if family == "tpu" else device_selectors.GPU_DEVICE_CLASS
 
 
 def template_name(key: str) -> str:
@@ -138,7 +138,7 @@ def _request_fields(alternative: Mapping[str, Any]) -> dict[str, Any]:
     family = family_of(accelerator)
     fields = {
         "device_class_name": alternative.get("device_class") or default_device_class(family),
-        "selectors": [_selector(selectors.accelerator_selector(accelerator))],
+        "selectors": [_selector(device_selectors.accelerator_selector(accelerator))],
     }
     if family == "tpu":
         return {**fields, "allocation_mode": ALL_DEVICES}
@@ -170,10 +170,10 @@ def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequest
         resource_v1.DeviceRequestArgs(
             name=str(piece["name"]),
             exactly=resource_v1.ExactDeviceRequestArgs(
-                device_class_name=selectors.MIG_DEVICE_CLASS,
+                device_class_name=device_selectors.MIG_DEVICE_CLASS,
                 allocation_mode=EXACT_COUNT,
                 count=1,
-                selectors=[_selector(selectors.mig_slice_selector(accelerator, str(piece["profile"])))],
+                selectors=[_selector(device_selectors.mig_slice_selector(accelerator, str(piece["profile"])))],
             ),
         )
         for piece in mig["slices"]
@@ -182,7 +182,7 @@ def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequest
     if len(mig["slices"]) > 1:
         constraints = [resource_v1.DeviceConstraintArgs(
             requests=[str(piece["name"]) for piece in mig["slices"]],
-            match_attribute=selectors.MIG_PARENT_ATTRIBUTE,
+            match_attribute=device_selectors.MIG_PARENT_ATTRIBUTE,
         )]
     return requests, constraints
 
@@ -197,8 +197,8 @@ def claim_spec(claim: Mapping[str, Any]) -> resource_v1.ResourceClaimSpecArgs:
 
 
 def device_class_spec(spec: Mapping[str, Any]) -> resource_v1.DeviceClassSpecArgs:
-    expression = selectors.device_class_expression(
-        spec.get("driver", selectors.NVIDIA_DRIVER),
+    expression = device_selectors.device_class_expression(
+        spec.get("driver", device_selectors.NVIDIA_DRIVER),
         min_memory_gi=spec.get("min_memory_gi"),
         product_names=list(spec.get("product_names") or []),
         architectures=list(spec.get("architectures") or []),
@@ -226,8 +226,8 @@ def _alternative_issues(alt: Mapping[str, Any], path: str, classes: Mapping[str,
         issues.append((f"{path}.count", "must be 1 or more"))
     device_class = alt.get("device_class")
     if device_class in classes:
-        driver = classes[device_class].get("driver", selectors.NVIDIA_DRIVER)
-        wanted = selectors.TPU_DRIVER if model.family == "tpu" else selectors.NVIDIA_DRIVER
+        driver = classes[device_class].get("driver", device_selectors.NVIDIA_DRIVER)
+        wanted = device_selectors.TPU_DRIVER if model.family == "tpu" else device_selectors.NVIDIA_DRIVER
         if driver != wanted:
             issues.append((f"{path}.device_class", f"{device_class} selects {driver} devices, but "
                                                    f"{alt.get('name') or accelerator} is a {model.family.upper()} "
@@ -289,10 +289,10 @@ def device_class_issues(name: str, spec: Mapping[str, Any], path: str) -> Issues
         issues.append((path, "a DeviceClass name is a DNS subdomain: lowercase letters, digits, '-' and '.'"))
     if name in catalog.DRIVER_DEVICE_CLASSES:
         issues.append((path, f"{name} is created by a DRA driver; choose another name"))
-    driver = spec.get("driver", selectors.NVIDIA_DRIVER)
+    driver = spec.get("driver", device_selectors.NVIDIA_DRIVER)
     if driver not in DRIVERS:
         issues.append((f"{path}.driver", f"{driver!r} is not one of {', '.join(DRIVERS)}"))
-    if driver == selectors.TPU_DRIVER:
+    if driver == device_selectors.TPU_DRIVER:
         for key in ("min_memory_gi", "product_names", "architectures"):
             if spec.get(key):
                 issues.append((f"{path}.{key}", "the TPU DRA driver publishes no such attribute; "

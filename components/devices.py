@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from . import catalog, selectors
+from . import catalog, device_selectors
 
 #: Versions on the GPU nodes (seed 000's ResourceSlice: GKE COS driver 580 with CUDA 13).
 NVIDIA_DRIVER_VERSION = "580.126.20"
@@ -104,7 +104,7 @@ def gpu_entries(cluster: str, node: str, model: catalog.GpuModel, count: int,
 
 def tpu_entries(cluster: str, node: str, model: catalog.TpuModel, count: int) -> list[Entry]:
     """The TPU driver's devices on one node with ``count`` chips."""
-    generation = selectors.tpu_driver_generation(model.type)
+    generation = device_selectors.tpu_driver_generation(model.type)
     return [
         {
             "name": f"accel{i}",
@@ -125,5 +125,5 @@ def published(cluster: str, node: str, accelerator_type: str, count: int,
     if model is None:
         raise ValueError(f"unknown accelerator type {accelerator_type!r}")
     if isinstance(model, catalog.GpuModel):
-        return selectors.NVIDIA_DRIVER, gpu_entries(cluster, node, model, count, mig_profiles)
-    return selectors.TPU_DRIVER, tpu_entries(cluster, node, model, count)
+        return device_selectors.NVIDIA_DRIVER, gpu_entries(cluster, node, model, count, mig_profiles)
+    return device_selectors.TPU_DRIVER, tpu_entries(cluster, node, model, count)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_fungibility import devices, dra_wiring, selectors, sizing
+from gpu_fungibility import device_selectors, devices, dra_wiring, sizing
 from gpu_fungibility.dra_cel import Device
 from gpu_fungibility.node_selection import NodeTaint
 
@@ -20,7 +20,7 @@ from stacks.arguments import pool_specs
 from stacks.config import NodePool, StackConfig
 
 #: The DeviceClasses the DRA drivers' charts install, with their selectors.
-DRIVER_DEVICE_CLASSES = selectors.DRIVER_DEVICE_CLASS_SELECTORS
+DRIVER_DEVICE_CLASSES = device_selectors.DRIVER_DEVICE_CLASS_SELECTORS
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,7 +4,8 @@ Config lives in ``Pulumi.<stack>.yaml`` under the ``gpu-fungibility:`` namespace
 and is parsed once, by :mod:`stacks.loader`, into these models. Field names are
 snake_case in Python and camelCase in YAML (``node_pools`` <-> ``nodePools``).
 Every default lives here, on the field. Rules that span fields live in
-:mod:`stacks.rules` and run from :class:`StackConfig`'s model validator.
+:mod:`stacks.rules`, which imports this module (never the other way round); the
+loader runs them on the parsed model.
 """
 
 from __future__ import annotations
@@ -434,11 +435,6 @@ class StackConfig(Model):
 
     def family_of(self, workload: Workload | SharedClaim) -> catalog.Family:
         return self.node_pools[self.placement_pools(workload)[0]].family
-
-    def warnings(self) -> list[str]:
-        from stacks.rules import config_warnings
-
-        return config_warnings(self)
 
 
 class ConfigIssues(ValueError):

@@ -17,6 +17,7 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 
 from stacks.config import DNS_LABEL, NAME_RULE, ConfigIssues, StackConfig
+from stacks.rules import config_warnings
 
 NAMESPACE = "gpu-fungibility"
 TOKEN_KEY = "hfToken"
@@ -119,7 +120,7 @@ def load_stack() -> LoadedStack:
     if needs_token:
         cfg = pulumi.Config(NAMESPACE)
         token = pulumi.Output.secret(PLACEHOLDER_TOKEN) if placeholder else cfg.require_secret(TOKEN_KEY)
-    warnings = tuple(config.warnings())
+    warnings = tuple(config_warnings(config))
     for warning in warnings:
         pulumi.log.warn(warning)
     return LoadedStack(config, token, placeholder, warnings)

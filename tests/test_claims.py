@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import claims, dra_cel, selectors
+from gpu_fungibility import claims, device_selectors, dra_cel
 from gpu_fungibility.catalog import GPUS
 
 from offline_plan.run import read_stack_file
@@ -79,7 +79,7 @@ def test_claim_alternatives_follow_the_compute_class_order_in_every_shipped_stac
                 assert alt["deviceClassName"] == "tpu.google.com"
                 assert alt["allocationMode"] == "All" and "count" not in alt
             assert [s["cel"]["expression"] for s in alt["selectors"]] == [
-                selectors.accelerator_selector(pool.accelerator.type)]
+                device_selectors.accelerator_selector(pool.accelerator.type)]
         checked += 1
     assert checked or not any(w.compute_class for w in cfg.workloads.values())
 
@@ -133,7 +133,7 @@ def test_reversed_shipped_dev_stack_reverses_the_claim():
 
 def test_each_alternative_selects_its_pool_accelerator_with_a_real_cel_engine():
     run = run_in_cluster(gke_config(["a100-80gb", "a100-40gb", "h100", "l4x4"]))
-    from tests.test_selectors import GPU_DEVICES
+    from tests.test_device_selectors import GPU_DEVICES
 
     for alt in alternatives(run, "serve"):
         accelerator = GKE_GPU_POOLS[alt["name"]]["accelerator"]["type"]
@@ -153,7 +153,7 @@ def test_pool_workload_gets_a_single_exact_request():
     assert len(requests) == 1 and "firstAvailable" not in requests[0]
     exactly = requests[0]["exactly"]
     assert (exactly["deviceClassName"], exactly["allocationMode"], exactly["count"]) == ("gpu.nvidia.com", "ExactCount", 2)
-    assert exactly["selectors"][0]["cel"]["expression"] == selectors.accelerator_selector("nvidia-tesla-a100")
+    assert exactly["selectors"][0]["cel"]["expression"] == device_selectors.accelerator_selector("nvidia-tesla-a100")
 
 
 def test_tpu_pool_claims_all_chips_as_in_seed_003():
@@ -171,7 +171,7 @@ def test_tpu_compute_class_alternatives_use_all_with_a_generation_selector():
     assert [(a["name"], a["deviceClassName"], a["allocationMode"]) for a in alts] == [
         ("v6e", "tpu.google.com", "All"), ("v5e", "tpu.google.com", "All")]
     assert all("count" not in a for a in alts)
-    from tests.test_selectors import TPU_DEVICES
+    from tests.test_device_selectors import TPU_DEVICES
 
     assert dra_cel.matches(alts[0]["selectors"][0]["cel"]["expression"], TPU_DEVICES["tpu-v6e-slice"])
     assert not dra_cel.matches(alts[0]["selectors"][0]["cel"]["expression"], TPU_DEVICES["tpu-v5-lite-podslice"])
@@ -215,7 +215,7 @@ def test_device_class_from_config_is_seed_002_high_memory_gpu():
     device_class = run.object("DeviceClass", "high-memory-gpu")
     assert device_class["apiVersion"] == "resource.k8s.io/v1"
     (selector,) = device_class["spec"]["selectors"]
-    assert selector["cel"]["expression"] == selectors.device_class_expression("gpu.nvidia.com", min_memory_gi=40)
+    assert selector["cel"]["expression"] == device_selectors.device_class_expression("gpu.nvidia.com", min_memory_gi=40)
     assert "compareTo(quantity('40Gi')) >= 0" in selector["cel"]["expression"]
 
 
@@ -274,7 +274,7 @@ def test_mig_template_requests_each_profile_from_one_parent_gpu():
     for request, piece in zip(devices["requests"], SEED_002_SLICES, strict=True):
         assert request["exactly"]["deviceClassName"] == "mig.nvidia.com"
         assert request["exactly"]["count"] == 1
-        assert request["exactly"]["selectors"][0]["cel"]["expression"] == selectors.mig_slice_selector(
+        assert request["exactly"]["selectors"][0]["cel"]["expression"] == device_selectors.mig_slice_selector(
             "nvidia-a100-80gb", piece["profile"])
     assert devices["constraints"] == [
         {"requests": ["large-slice", "small-slice"], "matchAttribute": "gpu.nvidia.com/parentUUID"}]

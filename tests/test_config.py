@@ -12,6 +12,7 @@ from gpu_fungibility import catalog
 from offline_plan.run import run_stack
 from stacks.config import StackConfig
 from stacks.loader import ConfigError, parse_stack_config
+from stacks.rules import config_warnings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -300,6 +301,6 @@ def test_error_message_lists_every_problem_with_its_path():
 def test_eks_dra_group_at_zero_warns():
     doc = copy.deepcopy(EKS)
     doc["nodePools"]["a10g"]["autoscaling"]["min"] = 0
-    warnings = parse_stack_config(doc).warnings()
+    warnings = config_warnings(parse_stack_config(doc))
     assert any("nodePools.a10g.autoscaling.min is 0" in w and "scale up from zero" in w for w in warnings), warnings
-    assert not parse_stack_config(copy.deepcopy(EKS)).warnings()
+    assert not config_warnings(parse_stack_config(copy.deepcopy(EKS)))

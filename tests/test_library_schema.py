@@ -8,6 +8,7 @@ import ast
 import inspect
 import json
 import re
+import sys
 from pathlib import Path
 
 import gpu_fungibility
@@ -158,3 +159,37 @@ def test_only_the_cloud_profiles_branch_on_a_clouds_name():
                 if pattern.search(line):
                     offenders.append(f"{path.relative_to(PROJECT)}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_no_library_module_shadows_a_standard_library_module():
+    # A plugin host or a script run from the package folder puts it first on sys.path: a module named like a
+    # standard one (selectors, types, ...) would then replace it for asyncio, grpc and everything else.
+    shadowing = sorted(p.stem for p in LIBRARY.glob("*.py") if p.stem in sys.stdlib_module_names)
+    assert not shadowing
+
+
+def _local_imports(path: Path) -> set[str]:
+    """The project modules (``package.module``) one file imports, absolute or relative."""
+    package = path.parent.name
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 1:
+                module = f"{package}.{module}" if module else package
+            found |= {f"{module}.{a.name}" for a in node.names} | {module}
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_modules_of_each_package_import_each_other_one_way(package):
+    modules = {f"{package}.{p.stem}": p for p in (PROJECT / package).glob("*.py") if p.stem != "__init__"}
+    graph = {name: _local_imports(path) & set(modules) - {name} for name, path in modules.items()}
+
+    def reaches(start, goal, seen=()):
+        return any(d == goal or (d not in seen and reaches(d, goal, (*seen, d))) for d in graph[start])
+
+    cycles = sorted(m for m in graph if reaches(m, m))
+    assert not cycles, {m: sorted(graph[m]) for m in cycles}

@@ -10,6 +10,7 @@ from gpu_fungibility import catalog, clouds, sizing
 from offline_plan.run import read_stack_file
 from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config
+from stacks.rules import config_warnings
 from tests.in_cluster_harness import run_in_cluster
 from tests.test_claims import SEED_002_SLICES, gke_config, mig_config, shared_config
 from tests.test_workload import eks_config, pod_of
@@ -150,10 +151,10 @@ def test_an_unreadable_quantity_is_a_config_error(resources, key):
 def test_an_eks_group_of_mixed_sizes_gets_a_warning():
     raw = eks_config()
     cfg = parse_stack_config(raw)
-    assert not [w for w in cfg.warnings() if "mixes machine sizes" in w]
+    assert not [w for w in config_warnings(cfg) if "mixes machine sizes" in w]
     raw = copy.deepcopy(raw)
     raw["nodePools"]["a10g-4"]["instanceTypes"] = ["g5.12xlarge", "g5.24xlarge"]
-    (warning,) = [w for w in parse_stack_config(raw).warnings() if "mixes machine sizes" in w]
+    (warning,) = [w for w in config_warnings(parse_stack_config(raw)) if "mixes machine sizes" in w]
     assert warning.startswith("nodePools.a10g-4.instanceTypes mixes machine sizes")
     assert "Cluster Autoscaler assumes every node of a group has one shape" in warning
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_fungibility import devices, dra_cel, selectors
+from gpu_fungibility import device_selectors, devices, dra_cel
 from gpu_fungibility.catalog import GPUS
 from gpu_fungibility.node_selection import evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
@@ -34,7 +34,7 @@ from ..stack_view import Pool, Res, StackView, dig
 from .claims import _claims_of, _pool_for, _workloads, claim_requests, pod_placement
 from .placement import plugins_on
 
-_DRIVER_FAMILY = {selectors.NVIDIA_DRIVER: "gpu", selectors.TPU_DRIVER: "tpu"}
+_DRIVER_FAMILY = {device_selectors.NVIDIA_DRIVER: "gpu", device_selectors.TPU_DRIVER: "tpu"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Alternative:
 
 def _class_selectors(view: StackView) -> dict[str, list[str]]:
     """DeviceClass name -> its CEL selectors (the drivers' classes and the stack's)."""
-    classes = {name: list(exprs) for name, exprs in selectors.DRIVER_DEVICE_CLASS_SELECTORS.items()}
+    classes = {name: list(exprs) for name, exprs in device_selectors.DRIVER_DEVICE_CLASS_SELECTORS.items()}
     for device_class in view.k8s("DeviceClass"):
         classes[device_class.k8s_name] = [str(dig(s, "cel", "expression", default=""))
                                           for s in dig(device_class.props, "spec", "selectors", default=[]) or []
@@ -185,7 +185,7 @@ def _matching(body: Mapping[str, Any], pool: Pool, classes: Mapping[str, list[st
     if device_class not in classes or not pool.accelerator_type or pool.accelerator_count < 1:
         return None
     own = [str(dig(s, "cel", "expression", default="")) for s in body.get("selectors") or [] if isinstance(s, Mapping)]
-    mig = device_class == selectors.MIG_DEVICE_CLASS or any("'mig'" in e for e in classes[device_class])
+    mig = device_class == device_selectors.MIG_DEVICE_CLASS or any("'mig'" in e for e in classes[device_class])
     return _count_matching((*classes[device_class], *own), pool.accelerator_type, pool.accelerator_count, mig)
 
 

@@ -8,7 +8,7 @@ publishes 81559Mi), MIG slices with profile/parentUUID, TPU chips with tpuGen.
 from __future__ import annotations
 
 import pytest
-from gpu_fungibility import catalog, dra_cel, selectors
+from gpu_fungibility import catalog, device_selectors, dra_cel
 
 
 def gpu_device(model: catalog.GpuModel, *, memory: str | None = None) -> dra_cel.Device:
@@ -47,13 +47,13 @@ def tpu_device(generation: str) -> dra_cel.Device:
 
 
 GPU_DEVICES = {t: gpu_device(m) for t, m in catalog.GPUS.items()}
-TPU_DEVICES = {t: tpu_device(selectors.tpu_driver_generation(t)) for t in catalog.TPUS}
+TPU_DEVICES = {t: tpu_device(device_selectors.tpu_driver_generation(t)) for t in catalog.TPUS}
 ALL_DEVICES = {**GPU_DEVICES, **TPU_DEVICES}
 
 
 @pytest.mark.parametrize("accelerator_type", catalog.known_accelerator_types())
 def test_each_catalog_selector_compiles_and_selects_only_its_accelerator(accelerator_type):
-    expression = selectors.accelerator_selector(accelerator_type)
+    expression = device_selectors.accelerator_selector(accelerator_type)
     program = dra_cel.compile_expression(expression)
     chosen = [t for t, device in ALL_DEVICES.items() if dra_cel.matches(program, device)]
     assert chosen == [accelerator_type], f"{expression} selects {chosen}"
@@ -62,13 +62,13 @@ def test_each_catalog_selector_compiles_and_selects_only_its_accelerator(acceler
 def test_h100_publishing_81559mi_is_selected_where_memory_equality_misses_it():
     h100 = catalog.GPUS["nvidia-h100-80gb"]
     device = gpu_device(h100, memory="81559Mi")
-    assert dra_cel.matches(selectors.accelerator_selector("nvidia-h100-80gb"), device)
+    assert dra_cel.matches(device_selectors.accelerator_selector("nvidia-h100-80gb"), device)
     assert not dra_cel.matches("device.capacity['gpu.nvidia.com'].memory == quantity('80Gi')", device)
-    assert not dra_cel.matches(selectors.accelerator_selector("nvidia-a100-80gb"), device)
+    assert not dra_cel.matches(device_selectors.accelerator_selector("nvidia-a100-80gb"), device)
 
 
 def test_a100_80gb_selector_rejects_the_40gb_model_and_h100_of_similar_memory():
-    expression = selectors.accelerator_selector("nvidia-a100-80gb")
+    expression = device_selectors.accelerator_selector("nvidia-a100-80gb")
     assert dra_cel.matches(expression, GPU_DEVICES["nvidia-a100-80gb"])
     for other in ("nvidia-tesla-a100", "nvidia-h100-80gb", "nvidia-l4"):
         assert not dra_cel.matches(expression, GPU_DEVICES[other]), other
@@ -77,28 +77,28 @@ def test_a100_80gb_selector_rejects_the_40gb_model_and_h100_of_similar_memory():
 def test_gpu_selectors_are_false_not_errors_on_tpu_chips_and_vice_versa():
     for gpu in catalog.GPUS:
         for tpu in TPU_DEVICES.values():
-            assert dra_cel.matches(selectors.accelerator_selector(gpu), tpu) is False
+            assert dra_cel.matches(device_selectors.accelerator_selector(gpu), tpu) is False
     for tpu in catalog.TPUS:
         for gpu in GPU_DEVICES.values():
-            assert dra_cel.matches(selectors.accelerator_selector(tpu), gpu) is False
+            assert dra_cel.matches(device_selectors.accelerator_selector(tpu), gpu) is False
 
 
 @pytest.mark.parametrize(("accelerator_type", "generation"), [
     ("tpu-v6e-slice", "v6e"), ("tpu-v5p-slice", "v5p"), ("tpu-v5-lite-podslice", "v5litepod"),
 ])
 def test_tpu_generation_follows_the_tpu_driver_naming(accelerator_type, generation):
-    assert selectors.tpu_driver_generation(accelerator_type) == generation
+    assert device_selectors.tpu_driver_generation(accelerator_type) == generation
 
 
 def test_tpu_generation_refuses_a_non_tpu_type():
     with pytest.raises(ValueError, match="not a GKE TPU accelerator type"):
-        selectors.tpu_driver_generation("nvidia-l4")
+        device_selectors.tpu_driver_generation("nvidia-l4")
 
 
 def test_mig_selector_picks_its_profile_of_its_gpu_only():
     a100 = catalog.GPUS["nvidia-a100-80gb"]
     h100 = catalog.GPUS["nvidia-h100-80gb"]
-    expression = selectors.mig_slice_selector("nvidia-a100-80gb", "3g.40gb")
+    expression = device_selectors.mig_slice_selector("nvidia-a100-80gb", "3g.40gb")
     program = dra_cel.compile_expression(expression)
     assert dra_cel.matches(program, mig_device(a100, "3g.40gb"))
     assert not dra_cel.matches(program, mig_device(a100, "1g.10gb"))
@@ -109,11 +109,11 @@ def test_mig_selector_picks_its_profile_of_its_gpu_only():
 
 def test_mig_selector_refuses_a_profile_the_gpu_does_not_have():
     with pytest.raises(ValueError, match="not a MIG profile"):
-        selectors.mig_slice_selector("nvidia-tesla-a100", "3g.40gb")
+        device_selectors.mig_slice_selector("nvidia-tesla-a100", "3g.40gb")
 
 
 def test_seed_002_high_memory_class_selects_gpus_with_40gi_or_more():
-    expression = selectors.device_class_expression("gpu.nvidia.com", min_memory_gi=40)
+    expression = device_selectors.device_class_expression("gpu.nvidia.com", min_memory_gi=40)
     assert expression == (
         "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu' && "
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
@@ -129,7 +129,7 @@ def test_seed_002_high_memory_class_selects_gpus_with_40gi_or_more():
 
 
 def test_device_class_with_products_architectures_and_user_expressions():
-    expression = selectors.device_class_expression(
+    expression = device_selectors.device_class_expression(
         "gpu.nvidia.com", product_names=["NVIDIA L4", "NVIDIA L40S"], architectures=["Ada Lovelace"],
         expressions=["device.attributes['gpu.nvidia.com'].cudaComputeCapability.compareTo(semver('8.9.0')) >= 0"],
     )
@@ -138,7 +138,7 @@ def test_device_class_with_products_architectures_and_user_expressions():
 
 
 def test_tpu_device_class_pins_the_tpu_driver():
-    program = dra_cel.compile_expression(selectors.device_class_expression("tpu.google.com"))
+    program = dra_cel.compile_expression(device_selectors.device_class_expression("tpu.google.com"))
     assert all(dra_cel.matches(program, d) for d in TPU_DEVICES.values())
     assert not any(dra_cel.matches(program, d) for d in GPU_DEVICES.values())
 
@@ -146,10 +146,10 @@ def test_tpu_device_class_pins_the_tpu_driver():
 def test_string_literals_are_escaped():
     name = "Odd 'quoted' \\ GPU"
     device = dra_cel.Device.from_slice_device("gpu.nvidia.com", {"attributes": {"productName": {"string": name}}})
-    assert dra_cel.matches(selectors.product_name_is(name), device)
-    assert not dra_cel.matches(selectors.product_name_is("Odd"), device)
+    assert dra_cel.matches(device_selectors.product_name_is(name), device)
+    assert not dra_cel.matches(device_selectors.product_name_is("Odd"), device)
 
 
 def test_unknown_accelerator_is_refused():
     with pytest.raises(ValueError, match="unknown accelerator type"):
-        selectors.accelerator_selector("nvidia-tesla-v100")
+        device_selectors.accelerator_selector("nvidia-tesla-v100")
