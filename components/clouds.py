@@ -29,6 +29,7 @@ GKE_LB_TYPE = "networking.gke.io/load-balancer-type"
 AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
 AWS_LB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
 AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+AZURE_LB_INTERNAL = "service.beta.kubernetes.io/azure-load-balancer-internal"
 
 
 class CloudProfile:
@@ -315,6 +316,117 @@ class Eks(CloudProfile):
         return issues
 
 
+class Aks(CloudProfile):
+    name, title = "aks", "AKS"
+    families = ("gpu",)
+    fallback_mechanism = "managed cluster autoscaler, priority expander"
+    #: The managed autoscaler builds an empty pool's node template from the VM SKU and the scale set's tags
+    #: (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/azure_template.go, buildNodeFromTemplate:
+    #: CPU, memory and nvidia.com/gpu; no ResourceSlices), so it cannot see DRA devices on an empty pool.
+    #: AKS documents nothing else: DRA pools keep min >= 1 (warned, as on EKS).
+    dra_scales_from_zero = False
+    compute_class_on_nodes = False
+    #: AKS installs the driver on the host of a GPU pool unless ``gpuProfile.driver: None``
+    #: (learn.microsoft.com/azure/aks/use-nvidia-gpu); NVIDIA documents the GPU Operator on AKS with the
+    #: host's driver and the default driver root (docs.nvidia.com/datacenter/cloud-native/gpu-operator/
+    #: latest/microsoft-aks.html). The NVIDIA DRA driver keeps its default root, ``/``.
+    nvidia_driver_root = None
+    critical_pods_need_quota = False
+    #: AKS documents no admission limit on system-node-critical pods; the quota is kept as on EKS (harmless).
+    nvidia_dra_quota_by_default = True
+    pool_machine_argument = "vm_size"
+    #: learn.microsoft.com/azure/virtual-machines/spot-vms: Azure gives a Spot VM at least 30 s of notice
+    #: (Scheduled Events, "Preempt"); as on GKE, 15 s of it are left to serving pods.
+    spot_notice_seconds = 30
+    spot_pod_grace_seconds = 15
+    #: The label that names a node's pool (learn.microsoft.com/azure/aks/use-labels, reserved labels).
+    node_pool_label = w.AKS_AGENTPOOL
+    #: kube-reserved CPU by cores on the host (learn.microsoft.com/azure/aks/node-resource-reservations,
+    #: "CPU reservations"); between the listed sizes the next larger size's figure is taken, above 64 cores
+    #: the last step (10 millicores a core) is extended.
+    CPU_RESERVED = ((1, 60), (2, 100), (4, 140), (8, 180), (16, 260), (32, 420), (64, 740))
+    #: The kernel's share of a VM's memory (MemTotal below nominal): struct page (64 bytes per 4 KiB page,
+    #: 1/64) plus 128 MiB, which stays below the capacity AKS nodes report (DS1 v2 3.5 GiB -> 3500452Ki,
+    #: DS2 v2 7 GiB -> 7113660Ki; tests/fixtures/aks_node_capacity.json) by 19-28 MiB: the cautious side.
+    KERNEL_FIXED_MIB = 128
+
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` the kubelet reports as capacity: the nominal memory less the kernel's share."""
+        nominal = host.memory_gib * 1024
+        return host.vcpus * 1000, int(nominal - nominal / 64 - self.KERNEL_FIXED_MIB)
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        # learn.microsoft.com/azure/aks/node-resource-reservations, "AKS 1.29 and later": kube-reserved memory
+        # is the lesser of 20 MB x maxPods + 50 MB and 25% of the memory, plus the 100 Mi memory.available
+        # hard eviction threshold. "MB" is read as MiB and 25% taken of the nominal memory: both the larger.
+        cpu, memory = self.capacity(host)
+        max_pods = host.max_pods or catalog.AKS_MAX_PODS
+        reserved = min(20 * max_pods + 50, 0.25 * host.memory_gib * 1024)
+        return cpu - self.cpu_reserved_millicores(host.vcpus), int(memory - reserved - EVICTION_HARD_MIB)
+
+    def cpu_reserved_millicores(self, vcpus: int) -> int:
+        for cores, millicores in self.CPU_RESERVED:
+            if vcpus <= cores:
+                return millicores
+        last_cores, last = self.CPU_RESERVED[-1]
+        return last + 10 * (vcpus - last_cores)
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        return Eks.accelerator_labels(self, family, dra)
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        # AKS does not taint GPU nodes (learn.microsoft.com/azure/aks/use-nvidia-gpu suggests a taint); the
+        # library taints them as on EKS, so only pods that tolerate GPUs land there.
+        return [NodeTaint(w.GPU_TAINT_KEY, "true", "NoSchedule")] if pool.family == "gpu" else []
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        labels = {w.AKS_AGENTPOOL: pool.name}
+        if pool.spot:
+            labels[w.AKS_SCALESET_PRIORITY] = "spot"
+        if pool.family == "gpu":
+            labels[w.AKS_ACCELERATOR] = "nvidia"
+        return labels
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        # learn.microsoft.com/azure/aks/spot-node-pool: AKS taints every Spot node.
+        return [NodeTaint(w.AKS_SCALESET_PRIORITY, "spot", "NoSchedule")] if pool.spot else []
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        # learn.microsoft.com/azure/aks/internal-lb: the Azure cloud provider builds an internal load balancer
+        # for a Service annotated service.beta.kubernetes.io/azure-load-balancer-internal: "true".
+        return {} if public else {AZURE_LB_INTERNAL: "true"}
+
+    workload_node_selector = Eks.workload_node_selector
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        # AKS installs the driver but runs no device plugin on a GPU pool (learn.microsoft.com/azure/aks/
+        # use-nvidia-gpu: the plugin is the user's to install) unless the pool is a managed GPU pool
+        # (gpuProfile.nvidia.managementMode: Managed, preview), which the library never sets.
+        if family == "gpu" and image_type == self.MANAGED_GPU_STACK:
+            return ["the NVIDIA device plugin of AKS's managed GPU node pools"]
+        return []
+
+    #: How a pool that asks AKS for its managed GPU stack is marked (``Pool.ami_type`` in the policy pack).
+    MANAGED_GPU_STACK = "aks-managed-gpu"
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        if family not in self.families:
+            return [("accelerator_type", "TPUs are only available on GKE")]
+        vm_size = machine_types[0] if machine_types else ""
+        if not vm_size:
+            return [("vm_size", "required on AKS (e.g. Standard_NC24ads_A100_v4)")]
+        shape = catalog.aks_vm_size_shape(vm_size)
+        if shape is None:
+            known = sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
+            return [("vm_size", f"unknown GPU VM size {vm_size!r}; for {accelerator_type}: {', '.join(known) or 'none'}")]
+        if shape.accelerator != accelerator_type or shape.count != accelerator_count:
+            return [("accelerator", f"{vm_size} carries {shape.count} x {shape.accelerator}, "
+                                    f"not {accelerator_count} x {accelerator_type}")]
+        return []
+
+
 #: The kubelet's hard eviction threshold for memory on both clouds (GKE: plan-node-sizes; EKS: nodeadm).
 EVICTION_HARD_MIB = 100
 
@@ -337,12 +449,12 @@ def cpu_reserved_millicores(vcpus: int) -> int:
     return int(_tiered(vcpus * 1000, ((1000, 0.06), (1000, 0.01), (2000, 0.005), (None, 0.0025))))
 
 
-PROFILES: dict[str, CloudProfile] = {p.name: p for p in (Gke(), Eks())}
+PROFILES: dict[str, CloudProfile] = {p.name: p for p in (Gke(), Eks(), Aks())}
 CLOUDS = tuple(PROFILES)
 
 
 def profile(cloud: "str | CloudProfile | Any") -> CloudProfile:
-    """The profile of a cloud (``"gke"``, ``"eks"``); any other name raises :class:`UnknownCloudError`."""
+    """The profile of a cloud (``"gke"``, ``"eks"``, ``"aks"``); any other name raises :class:`UnknownCloudError`."""
     if isinstance(cloud, CloudProfile):
         return cloud
     found = PROFILES.get(str(getattr(cloud, "value", cloud)))
