@@ -116,6 +116,8 @@ POOL_PATHS = {
     "labels": "labels",  # label keys are kept as written (never camelCased)
     "machine_type": "machineType",
     "instance_types": "instanceTypes",
+    "vm_size": "vmSize",
+    "pool_name": "",
     "accelerator_type": "accelerator.type",
     "accelerator_count": "accelerator.count",
     "topology": "accelerator.topology",
@@ -200,7 +202,10 @@ def eks_node_group(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PEND
 
 def pool(cfg: StackConfig, pool_name: str) -> Planned:
     """The pool's component on the stack's cloud."""
-    builders: dict[str, Callable[[StackConfig, str], Planned]] = {"gke": gke_pool, "eks": eks_node_group}
+    from stacks.aks_arguments import aks_pool
+
+    builders: dict[str, Callable[[StackConfig, str], Planned]] = {"gke": gke_pool, "eks": eks_node_group,
+                                                                   "aks": aks_pool}
     return builders[clouds.profile(cfg.cluster.cloud).name](cfg, pool_name)
 
 
@@ -333,7 +338,8 @@ def nvidia_dra(cfg: StackConfig) -> Planned:
     chart = cfg.drivers.nvidia_dra
     args = {"cloud": cfg.cluster.cloud, "node_taints": _taint_dicts(node_taints(cfg, dra_gpu_pools(cfg))),
             **_chart_args(chart)}
-    name = {"gke": "nvidia-dra", "eks": "nvidia-dra-driver"}[clouds.profile(cfg.cluster.cloud).name]
+    name = {"gke": "nvidia-dra", "eks": "nvidia-dra-driver", "aks": "nvidia-dra-driver"}[
+        clouds.profile(cfg.cluster.cloud).name]
     return Planned(_component("NvidiaDraDriver"), name, args, KeyPaths("drivers.nvidiaDra", {
         **CHART_PATHS, "cloud": "/cluster.cloud", "node_taints": FROM_POOLS}))
 
@@ -512,9 +518,10 @@ def workload_pools(cfg: StackConfig, name: str) -> list[str]:
 
 
 def machine_types(cfg: StackConfig, pool_name: str) -> list[str]:
-    """The machine type (GKE) or instance types (EKS) of a pool."""
+    """The machine type (GKE), instance types (EKS) or VM size (AKS) of a pool."""
     pool = cfg.node_pools[pool_name]
-    return [pool.machine_type] if pool.machine_type else list(pool.instance_types or [])
+    single = pool.machine_type or pool.vm_size
+    return [single] if single else list(pool.instance_types or [])
 
 
 def pods_per_node(cfg: StackConfig, name: str) -> int:
@@ -609,7 +616,10 @@ def planned_components(cfg: StackConfig) -> list[Planned]:
     A workload or claim that names a pool, compute class or shared claim the config lacks is
     left out: the config rules report the missing name, and the rest is still checked.
     """
-    builders = {"gke": _gke_components, "eks": _eks_components}[clouds.profile(cfg.cluster.cloud).name](cfg)
+    from stacks.aks_arguments import aks_components
+
+    builders = {"gke": _gke_components, "eks": _eks_components, "aks": aks_components}[
+        clouds.profile(cfg.cluster.cloud).name](cfg)
     if dra_gpu_pools(cfg):
         builders.append(lambda: nvidia_dra(cfg))
     if cfg.workloads or cfg.device_classes or cfg.shared_claims:
