@@ -71,7 +71,7 @@ def compose_aks(loaded: LoadedStack) -> None:
     if build.dra_gpu_pools(cfg):
         drivers.append(create(build.nvidia_dra(cfg), opts=on_k8s))
     if build.device_plugin_pools(cfg):
-        drivers.append(create(build.device_plugin(cfg), opts=on_k8s))
+        drivers.append(create(aks.aks_device_plugin(cfg), opts=on_k8s))
     if cfg.compute_classes:
         drivers.append(create(aks.aks_priorities(cfg), opts=on_k8s))
 

@@ -17,7 +17,9 @@ from stacks.arguments import (
     Planned,
     _component,
     _pool_common,
+    device_plugin,
     device_plugin_pools,
+    node_taints,
 )
 
 if TYPE_CHECKING:
@@ -89,13 +91,25 @@ def aks_priorities(cfg: StackConfig) -> Planned:
                    KeyPaths("computeClasses", {"fallback_orders": "/computeClasses"}))
 
 
-def aks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
-    from stacks.arguments import device_plugin
+def aks_device_plugin(cfg: StackConfig) -> Planned:
+    """The device plugin, tolerating every taint of the classic pools: on AKS a Spot pool's nodes carry
+    ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``, which the chart's values do not tolerate."""
+    from gpu_fungibility import helm_values
+    from gpu_fungibility.device_plugin import device_plugin_values
 
+    planned = device_plugin(cfg)
+    library = device_plugin_values()["tolerations"]
+    extra = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+             for t in node_taints(cfg, device_plugin_pools(cfg)) if t.key != library[0]["key"]]
+    values = helm_values.merge({"tolerations": [*library, *extra]}, planned.args.get("values") or {})
+    return Planned(planned.component, planned.name, {**planned.args, "values": values}, planned.paths)
+
+
+def aks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
     planned: list[Callable[[], Planned]] = [lambda: aks_network(cfg), lambda: aks_cluster(cfg)]
     planned += [lambda p=p: aks_pool(cfg, p) for p in cfg.node_pools]
     if device_plugin_pools(cfg):
-        planned.append(lambda: device_plugin(cfg))
+        planned.append(lambda: aks_device_plugin(cfg))
     if cfg.compute_classes:
         planned.append(lambda: aks_priorities(cfg))
     return planned
