@@ -1,0 +1,200 @@
+"""The AKS stack under mocks: agent pools, the NVIDIA driver, DRA/device-plugin isolation, the autoscaler's
+order, API access, and AKS configs refused with their key paths.
+
+Assertions are on the inputs the mocked engine receives, as ``pulumi preview`` would send them.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from gpu_fungibility.node_selection import NodeTaint, PodPlacement, evaluate
+
+from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
+from stacks.loader import ConfigError
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+CLUSTER = "azure-native:containerservice:ManagedCluster"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SPOT_TAINT = NodeTaint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def aks_dev_config() -> dict[str, Any]:
+    return copy.deepcopy(read_stack_file("aks-dev").namespace_config)
+
+
+@pytest.fixture(scope="module")
+def dev() -> PlanRun:
+    return run_stack_file("aks-dev")
+
+
+def pools(run: PlanRun) -> dict[str, Any]:
+    return {r.inputs["agentPoolName"]: r for r in run.of_type(AGENT_POOL)}
+
+
+def release(run: PlanRun, fragment: str):
+    found = [r for r in run.of_type(RELEASE) if fragment in r.inputs["chart"]]
+    assert len(found) == 1, [r.urn for r in found]
+    return found[0]
+
+
+def node_of(pool) -> tuple[dict[str, str], list[NodeTaint]]:
+    """The labels and taints a node of the pool carries: the pool's own plus what AKS adds."""
+    inputs = pool.inputs
+    labels = {**dict(inputs.get("nodeLabels") or {}), "kubernetes.azure.com/agentpool": inputs["agentPoolName"],
+              "kubernetes.azure.com/accelerator": "nvidia"}
+    taints = []
+    for text in inputs.get("nodeTaints") or []:
+        head, _, effect = text.partition(":")
+        key, _, value = head.partition("=")
+        taints.append(NodeTaint(key, value, effect))
+    if inputs.get("scaleSetPriority") == "Spot":
+        labels["kubernetes.azure.com/scalesetpriority"] = "spot"
+        taints.append(SPOT_TAINT)
+    return labels, taints
+
+
+def plugin_runs(values: dict[str, Any], pool) -> bool:
+    labels, taints = node_of(pool)
+    placement = PodPlacement(values.get("nodeSelector") or {}, values.get("affinity"), values.get("tolerations") or [])
+    return evaluate(placement, labels, taints).runs
+
+
+def test_aks_dev_plans_the_cluster_and_every_pool(dev):
+    assert len(dev.of_type(CLUSTER)) == 1
+    assert set(pools(dev)) == {"a100spot", "a100od", "t4spot", "t4classic"}
+    errors = [d.message for d in dev.diagnostics if d.severity == "error"]
+    assert errors == []
+
+
+def test_every_gpu_pool_keeps_the_driver_aks_installs(dev):
+    for pool in pools(dev).values():
+        assert pool.inputs["gpuProfile"] == {"driver": "Install"}, f"{pool.urn}: DRA needs the host's driver"
+        assert "nvidia" not in (pool.inputs.get("gpuProfile") or {}), f"{pool.urn}: no managed GPU stack"
+
+
+def test_spot_pools_evict_with_delete_at_the_on_demand_price_cap(dev):
+    by_name = pools(dev)
+    for name in ("a100spot", "t4spot", "t4classic"):
+        inputs = by_name[name].inputs
+        assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"], inputs["spotMaxPrice"]) == \
+            ("Spot", "Delete", -1), by_name[name].urn
+    on_demand = by_name["a100od"].inputs
+    assert on_demand["scaleSetPriority"] == "Regular" and "spotMaxPrice" not in on_demand
+    assert on_demand["nodeLabels"]["gpu-fungibility/on-demand-fallback"] == "true"
+
+
+def test_no_pool_sets_a_label_or_taint_aks_reserves(dev):
+    for pool in pools(dev).values():
+        keys = [*pool.inputs.get("nodeLabels", {}), *(t.split("=")[0] for t in pool.inputs.get("nodeTaints", []))]
+        assert not [k for k in keys if k.startswith("kubernetes.azure.com/")], pool.urn
+
+
+def test_the_dra_kubelet_plugin_runs_on_every_dra_pool_and_no_device_plugin_does(dev):
+    dra = release(dev, "dra-driver-nvidia-gpu").inputs["values"]["kubeletPlugin"]
+    device_plugin = release(dev, "nvidia-device-plugin").inputs["values"]
+    for name, pool in pools(dev).items():
+        is_dra = pool.inputs["nodeLabels"].get("nvidia.com/gpu.dra") == "true"
+        assert plugin_runs(dra, pool) is is_dra, f"DRA kubelet plugin on {name}"
+        assert plugin_runs(device_plugin, pool) is not is_dra, f"device plugin on {name}"
+
+
+def test_the_device_plugin_tolerates_aks_spot_taint_on_the_classic_pool(dev):
+    tolerations = release(dev, "nvidia-device-plugin").inputs["values"]["tolerations"]
+    assert {"key": SPOT_TAINT.key, "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in tolerations
+
+
+def test_the_managed_autoscaler_follows_the_compute_class_through_the_scale_sets(dev):
+    cluster = dev.of_type(CLUSTER)[0].inputs
+    assert cluster["autoScalerProfile"]["expander"] == "priority"
+    configmaps = [r for r in dev.of_type("kubernetes:core/v1:ConfigMap")
+                  if r.inputs["metadata"]["name"] == "cluster-autoscaler-priority-expander"]
+    assert len(configmaps) == 1 and configmaps[0].inputs["metadata"]["namespace"] == "kube-system"
+    priorities = yaml.safe_load(configmaps[0].inputs["data"]["priorities"])
+    ranked = sorted(priorities.items(), reverse=True)
+    order = [pool for _, regexes in ranked for regex in regexes
+             for pool in ("a100spot", "a100od", "t4spot", "t4classic")
+             if re.fullmatch(regex, f"aks-{pool}-12345678-vmss")]
+    assert order == ["a100spot", "a100od", "t4spot"]
+
+
+def test_the_cluster_is_reachable_only_from_the_allow_list_with_entra_id_and_workload_identity(dev):
+    cluster = dev.of_type(CLUSTER)[0].inputs
+    assert cluster["apiServerAccessProfile"] == {"enablePrivateCluster": False, "authorizedIPRanges": ["203.0.113.0/24"]}
+    assert cluster["disableLocalAccounts"] is True and cluster["aadProfile"]["enableAzureRBAC"] is True
+    assert cluster["oidcIssuerProfile"] == {"enabled": True}
+    assert cluster["securityProfile"]["workloadIdentity"] == {"enabled": True}
+    assert cluster["identity"] == {"type": "SystemAssigned"}
+    assert (cluster["networkProfile"]["networkPlugin"], cluster["networkProfile"]["networkPluginMode"]) == \
+        ("azure", "overlay")
+    assert cluster["kubernetesVersion"] == "1.34"
+
+
+def test_a_private_cluster_by_default():
+    raw = aks_dev_config()
+    raw["cluster"]["controlPlane"] = {}
+    run = run_stack(raw, stack="private")
+    assert run.of_type(CLUSTER)[0].inputs["apiServerAccessProfile"] == {"enablePrivateCluster": True}
+
+
+def test_a_dra_pool_at_zero_is_warned_about():
+    raw = aks_dev_config()
+    raw["nodePools"]["t4spot"]["autoscaling"]["min"] = 0
+    run = run_stack(raw, stack="zero")
+    assert any(d.message.startswith("nodePools.t4spot.autoscaling.min is 0: on AKS") for d in run.diagnostics)
+
+
+@pytest.mark.parametrize(("mutate", "path"), [
+    (lambda raw: raw["nodePools"].__setitem__("a100-spot", raw["nodePools"].pop("a100spot")),
+     r"nodePools\.a100-spot: the AKS pool name 'a100-spot' must be 1-12 lowercase"),
+    (lambda raw: raw["nodePools"]["a100spot"].__setitem__("vmSize", "Standard_NC24ads_A100_v9"),
+     r"nodePools\.a100spot\.vmSize: unknown GPU VM size 'Standard_NC24ads_A100_v9'"),
+    (lambda raw: raw["nodePools"]["a100spot"].__setitem__("accelerator", {"type": "nvidia-a100-80gb", "count": 1}),
+     r"nodePools\.a100spot\.accelerator\.type: nvidia-a100-80gb is not offered on aks"),
+    (lambda raw: raw["nodePools"]["t4spot"]["accelerator"].__setitem__("count", 2),
+     r"nodePools\.t4spot\.accelerator: Standard_NC8as_T4_v3 carries 1 x nvidia-tesla-t4"),
+    (lambda raw: raw["nodePools"]["t4spot"].__setitem__("instanceTypes", ["g4dn.xlarge"]),
+     r"nodePools\.t4spot\.instanceTypes: instanceTypes is for EKS; on AKS set vmSize"),
+    (lambda raw: raw["nodePools"]["t4spot"].__setitem__("labels", {"kubernetes.azure.com/mode": "x"}),
+     r"nodePools\.t4spot\.labels\.kubernetes\.azure\.com/mode: AKS reserves this prefix"),
+    (lambda raw: raw["cluster"].__setitem__("zones", ["eastus2-1"]),
+     r"cluster\.zones\[0\]: 'eastus2-1' is not an Azure availability zone"),
+    (lambda raw: raw["cluster"].__setitem__("controlPlane", {"authorizedNetworks": ["203.0.113.0/24"]}),
+     r"cluster\.controlPlane\.authorizedNetworks: only apply to a public API server"),
+    (lambda raw: raw["cluster"]["network"].__setitem__("existingSubnetId", "subnet-1")
+     if "network" in raw["cluster"] else raw["cluster"].__setitem__("network", {"existingSubnetId": "subnet-1"}),
+     r"cluster\.network\.existingSubnetId: 'subnet-1' is not a subnet resource id"),
+    (lambda raw: raw["nodePools"].__setitem__("system", raw["nodePools"].pop("t4spot")),
+     r"nodePools\.system: the name 'system' is taken"),
+])
+def test_aks_config_problems_name_their_key(mutate, path):
+    raw = aks_dev_config()
+    mutate(raw)
+    with pytest.raises(ConfigError, match=path):
+        run_stack(raw, stack="bad")
+
+
+def _loaded_sdks(stack: str) -> list[str]:
+    probe = ("import sys\nfrom offline_plan.run import run_stack_file\n"
+             f"run_stack_file({stack!r})\n"
+             "print(*(m in sys.modules for m in ('pulumi_gcp', 'pulumi_aws', 'pulumi_azure_native', 'boto3',"
+             " 'google.auth', 'azure.identity')))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
+    return result.stdout.split()[-6:]
+
+
+@pytest.mark.parametrize(("stack", "expected"), [
+    ("dev", ["True", "False", "False", "False", "False", "False"]),
+    ("eks-dev", ["False", "True", "False", "False", "False", "False"]),
+    ("aks-dev", ["False", "False", "True", "False", "False", "False"]),
+])
+def test_a_plan_imports_only_its_own_clouds_sdk(stack, expected):
+    assert _loaded_sdks(stack) == expected
