@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plan_diff.properties import MISSING, Path, parse_path, value_at
+from plan_diff.rules_azure import azure_native_rules
 
 PULUMI_KUBERNETES_DIFF = ("pulumi/pulumi-kubernetes provider/pkg/provider/diff.go (forceNew table, read at "
                           "cafe8c4) and provider/pkg/provider/provider.go (kubeProvider.Diff)")
@@ -195,6 +196,7 @@ _BY_TYPE: dict[str, list[Rule]] = {
     "aws:eks/nodeGroup:NodeGroup": _EKS_NODE_GROUP,
     "aws:eks/cluster:Cluster": _EKS_CLUSTER,
 }
+_BY_TYPE.update(azure_native_rules(Rule))  # plan_diff/rules_azure.py
 
 
 def rules_for(type_: str, inputs: dict[str, Any], provider_inputs: dict[str, Any] | None = None) -> list[Rule] | None:
