@@ -2,7 +2,9 @@
 
 GKE stacks: Compute Engine machine and accelerator offerings per zone and the region's quota
 (:mod:`preflight.gke`). EKS stacks: EC2 instance type offerings per zone, GPU shapes, vCPU quotas and
-Spot placement scores (:mod:`preflight.capacity`, :mod:`preflight.eks_signals`).
+Spot placement scores (:mod:`preflight.capacity`, :mod:`preflight.eks_signals`). AKS stacks: VM size
+offerings, zones and restrictions from the Resource SKUs API and vCPU quotas from the Compute usages API
+(:mod:`preflight.aks`).
 
 Exit codes: 0 every pool is served (possibly with warnings); 1 some pool is not (not offered in any
 configured zone, or quota too small for one node or for ``min`` nodes); 2 the check could not run
@@ -54,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg, other_config = loaded
     from gpu_fungibility import clouds
 
-    runners = {"gke": lambda: _run_gke(args, cfg, other_config), "eks": lambda: _run_eks(args, cfg)}
+    runners = {"gke": lambda: _run_gke(args, cfg, other_config), "eks": lambda: _run_eks(args, cfg),
+               "aks": lambda: _run_aks(args, cfg, other_config)}
     return runners[clouds.profile(cfg.cluster.cloud).name]()
 
 
@@ -143,6 +146,34 @@ def _run_eks(args: argparse.Namespace, cfg: Any) -> int:
                 if s]
     extra = [line for i, section in enumerate(sections) for line in ([""] if i else []) + section]
     print(render_table(region, checks, extra))
+    if not checks:
+        print("no GPU pools to check")
+    return code
+
+
+def _run_aks(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any]) -> int:
+    try:
+        import azure.identity  # noqa: F401
+    except ImportError:
+        return _fail("preflight: azure-identity is not installed; run `make venv` (it is in requirements.txt)")
+    from preflight import aks
+
+    subscription = aks.subscription_of(other_config)
+    if not subscription:
+        return _fail(f"preflight: no Azure subscription: set azure-native:subscriptionId in Pulumi.{args.stack}.yaml "
+                     "(`pulumi config set azure-native:subscriptionId <id>`) or export AZURE_SUBSCRIPTION_ID")
+    region = cfg.cluster.location
+    try:
+        client = aks.ArmClient(subscription, aks.access_token(aks.default_credential()))
+        checks, quotas = aks.check_aks(cfg, client)
+    except aks.CannotCheck as exc:
+        return _fail(str(exc))
+    code = EXIT_NOT_SERVED if any(c.verdict == "fail" for c in checks) else EXIT_OK
+    if args.json:
+        print(json.dumps({**aks.to_json(region, subscription, checks, quotas), "exit_code": code}, indent=2))
+        return code
+    print(aks.render(region, subscription, checks, quotas))
+    print(f"\n{client.calls} Azure Resource Manager calls to {client.endpoint}")
     if not checks:
         print("no GPU pools to check")
     return code
