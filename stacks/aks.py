@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
-from stacks import aks_arguments as aks
 from stacks import arguments as build
 from stacks.arguments import create
 from stacks.config import StackConfig
@@ -53,15 +52,15 @@ def compose_aks(loaded: LoadedStack) -> None:
         resource_group: pulumi.Input[str] = cfg.cluster.resource_group
     else:
         group = azure_native.resources.ResourceGroup(
-            "resource-group", resource_group_name=aks.resource_group_name(cfg), location=location,
+            "resource-group", resource_group_name=build.resource_group_name(cfg), location=location,
             tags=dict(cfg.cluster.labels), opts=on_azure)
         resource_group = group.name
 
-    network = create(aks.aks_network(cfg, resource_group=resource_group), opts=on_azure)
-    cluster = create(aks.aks_cluster(cfg, resource_group=resource_group, node_subnet_id=network.node_subnet_id),
+    network = create(build.aks_network(cfg, resource_group=resource_group), opts=on_azure)
+    cluster = create(build.aks_cluster(cfg, resource_group=resource_group, node_subnet_id=network.node_subnet_id),
                      opts=pulumi.ResourceOptions(providers=[azure_provider], depends_on=[network]))
     pools = {
-        name: create(aks.aks_pool(cfg, name, cluster_name=cluster.cluster_name, resource_group=resource_group,
+        name: create(build.aks_pool(cfg, name, cluster_name=cluster.cluster_name, resource_group=resource_group,
                                   node_subnet_id=network.node_subnet_id), opts=on_azure)
         for name in cfg.node_pools
     }
@@ -71,9 +70,9 @@ def compose_aks(loaded: LoadedStack) -> None:
     if build.dra_gpu_pools(cfg):
         drivers.append(create(build.nvidia_dra(cfg), opts=on_k8s))
     if build.device_plugin_pools(cfg):
-        drivers.append(create(aks.aks_device_plugin(cfg), opts=on_k8s))
+        drivers.append(create(build.aks_device_plugin(cfg), opts=on_k8s))
     if cfg.compute_classes:
-        drivers.append(create(aks.aks_priorities(cfg), opts=on_k8s))
+        drivers.append(create(build.aks_priorities(cfg), opts=on_k8s))
 
     deploy_dra_and_workloads(loaded, cluster.kubernetes_provider, depends_on=[*drivers, *pools.values()])
 
