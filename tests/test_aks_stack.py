@@ -198,3 +198,22 @@ def _loaded_sdks(stack: str) -> list[str]:
 ])
 def test_a_plan_imports_only_its_own_clouds_sdk(stack, expected):
     assert _loaded_sdks(stack) == expected
+
+
+@pytest.mark.parametrize("nfd", [False, True], ids=["plain", "nfd-labels-everywhere"])
+def test_each_chart_with_its_defaults_places_its_plugin_only_on_its_pools(dev, nfd):
+    """The pinned charts' default placement (policies/charts.py) merged with the values the stack sets,
+    against AKS's node labels and taints; with NFD's NVIDIA PCI label on every GPU node too."""
+    from policies.stack_view import Res, StackView, aks_pool, driver_release
+
+    resources = [Res(r.type, r.urn, r.urn.rsplit("::", 1)[1], r.inputs) for r in dev.resources]
+    view = StackView(resources)
+    pools = [aks_pool(r, nfd) for r in view.of_type("azure-native:containerservice:AgentPool")]
+    releases = {driver_release(r).kind: driver_release(r) for r in view.of_type(RELEASE)}
+    dra, device_plugin = releases["nvidia-dra"], releases["nvidia-device-plugin"]
+    assert len(pools) == 4
+    for pool in pools:
+        is_dra = pool.labels.get("nvidia.com/gpu.dra") == "true"
+        assert evaluate(dra.plugin_placement(), pool.node_labels, pool.taints).runs is is_dra, pool.pool_name
+        assert evaluate(device_plugin.plugin_placement(), pool.node_labels, pool.taints).runs is not is_dra, \
+            pool.pool_name
