@@ -217,3 +217,23 @@ def test_each_chart_with_its_defaults_places_its_plugin_only_on_its_pools(dev, n
         assert evaluate(dra.plugin_placement(), pool.node_labels, pool.taints).runs is is_dra, pool.pool_name
         assert evaluate(device_plugin.plugin_placement(), pool.node_labels, pool.taints).runs is not is_dra, \
             pool.pool_name
+
+
+def test_the_library_reports_pool_problems_in_its_own_argument_names():
+    from gpu_fungibility import AksGpuNodePool
+
+    args = {"cluster_name": "c", "resource_group_name": "rg", "vm_size": "Standard_NC24ads_A100_v4",
+            "accelerator_type": "nvidia-a100-80gb-pcie", "pool_name": "A100_spot", "zones": ["4"],
+            "labels": {"kubernetes.azure.com/mode": "user"}, "autoscaling": {"min_nodes": 2, "max_nodes": 1}}
+    fields = {field for field, _ in AksGpuNodePool.check("a100", args)}
+    assert fields == {"pool_name", "zones[0]", "labels.kubernetes.azure.com/mode", "autoscaling.max_nodes"}
+    ok = {**args, "pool_name": "a100spot", "zones": ["1"], "labels": {}, "autoscaling": {"min_nodes": 1, "max_nodes": 2}}
+    assert AksGpuNodePool.check("a100", ok) == []
+
+
+def test_scale_set_regexes_match_only_their_own_pool():
+    from gpu_fungibility.aks_node_pools import scale_set_regex
+
+    assert re.fullmatch(scale_set_regex("a100"), "aks-a100-27185104-vmss")
+    assert not re.fullmatch(scale_set_regex("a100"), "aks-a100od-27185104-vmss")
+    assert not re.fullmatch(scale_set_regex("a100"), "aks-a100-27185104-vmss-extra")
