@@ -118,7 +118,8 @@ POLICIES: list[Policy] = [
     ),
     ResourceValidationPolicy(
         name="eks-dra-scale-from-zero",
-        description="EKS DRA node groups keep min >= 1 (the autoscaler cannot scale DRA groups from zero on AWS).",
+        description="EKS DRA node groups and AKS DRA agent pools keep min >= 1 (the autoscaler cannot scale DRA "
+                    "pools from zero on AWS or Azure).",
         validate=validate_eks_dra_scale_from_zero,
         enforcement_level=ADVISORY,
     ),

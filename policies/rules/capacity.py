@@ -8,8 +8,9 @@ label / EKS tag ``on-demand-fallback: "true"``, or the pool's name in the
 policy config ``onDemandPools`` list.
 
 ``eks-dra-scale-from-zero``: an EKS node group labelled ``nvidia.com/gpu.dra=true``
-with ``scalingConfig.minSize: 0``. The upstream Cluster Autoscaler cannot model
-DRA devices on AWS, so such a group never scales up for a pending claim.
+with ``scalingConfig.minSize: 0``, or an AKS agent pool so labelled with ``minCount: 0``.
+The upstream Cluster Autoscaler (AKS's managed one included) builds an empty group's node
+template without DRA devices on AWS and Azure, so such a pool never scales up for a pending claim.
 """
 
 from __future__ import annotations
