@@ -77,6 +77,12 @@ def drop_the_dra_label_on_aks(plan):
     return _urn_name(pool)
 
 
+def skip_the_driver_on_a_dra_pool(plan):
+    pool = agent_pool(plan, "a100od")
+    pool["inputs"]["gpuProfile"]["driver"] = "None"
+    return _urn_name(pool)
+
+
 def make_the_spot_pool_regular(plan):
     pool = agent_pool(plan, "a100spot")
     pool["inputs"]["scaleSetPriority"] = "Regular"
@@ -93,6 +99,7 @@ MUTATIONS = [
     (downgrade_aks_to_1_33, "dra-kubernetes-version"),
     (drop_the_dra_label_on_aks, "dra-reachable-pools-served", {"claim-follows-compute-class"}),
     (make_the_spot_pool_regular, "accelerator-pools-spot"),
+    (skip_the_driver_on_a_dra_pool, "dra-pool-served"),
 ]
 CASES = [(m[0], m[1], m[2] if len(m) > 2 else set()) for m in MUTATIONS]
 
