@@ -277,9 +277,15 @@ def to_json(region: str, subscription: str, checks: list[PoolCheck], quotas: lis
 
 
 def default_credential() -> Any:
-    """Azure's DefaultAzureCredential (imported here: only an AKS preflight loads azure-identity)."""
+    """Azure's DefaultAzureCredential (imported here: only an AKS preflight loads azure-identity).
+
+    Its own log lines about each credential it tried are silenced: :func:`access_token` says what failed
+    and how to sign in, once."""
+    import logging
+
     from azure.identity import DefaultAzureCredential
 
+    logging.getLogger("azure.identity").setLevel(logging.CRITICAL)
     return DefaultAzureCredential()
 
 
