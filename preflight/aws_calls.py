@@ -107,6 +107,8 @@ def _one_attempt(method: Callable[..., Any], params: dict[str, Any], absent: fro
         raise CallError(TIMEOUT, first_line(exc)) from None
     except ResponseParserError as exc:
         raise CallError(MALFORMED, f"malformed answer ({first_line(exc)})") from None
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:  # botocore's parsers on odd shapes
+        raise CallError(MALFORMED, f"malformed answer ({type(exc).__name__}: {first_line(exc)})") from None
     except BotoCoreError as exc:
         raise CallError(FAILED, f"{type(exc).__name__}: {first_line(exc)}") from None
 

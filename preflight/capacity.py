@@ -172,7 +172,7 @@ def offerings_by_zone(api: Any, zones: list[str], instance_types: list[str]
 
 
 def _offerings_page(reply: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
-    entries = reply.get("InstanceTypeOfferings", [])
+    entries = reply["InstanceTypeOfferings"]  # absent: not an answer to this call
     if not isinstance(entries, list):
         raise TypeError("InstanceTypeOfferings is not a list")
     return [(str(o["InstanceType"]), str(o["Location"])) for o in entries], str(reply.get("NextToken") or "")
@@ -194,7 +194,7 @@ def describe_types(api: Any, instance_types: list[str]) -> dict[str, dict[str, A
 
 
 def _first_type(reply: dict[str, Any]) -> dict[str, Any] | None:
-    entries = reply.get("InstanceTypes", [])
+    entries = reply["InstanceTypes"]
     if not isinstance(entries, list):
         raise TypeError("InstanceTypes is not a list")
     if not entries:

@@ -49,7 +49,7 @@ def fetch_quota(api: Any, code: str) -> tuple[str, float | None, str]:
 
 
 def _quota(reply: dict[str, Any]) -> tuple[str, float | None]:
-    quota = mapping(reply.get("Quota") or {}, "Quota")
+    quota = mapping(reply["Quota"], "Quota")
     value = quota.get("Value")
     return str(quota.get("QuotaName", "")), (None if value is None else calls_number(value, "Quota.Value"))
 
@@ -132,7 +132,7 @@ def zone_names(api: Any) -> dict[str, str]:
     """availability zone id (``usw2-az1``) -> name (``us-west-2a``) in the client's region."""
 
     def names(reply: dict[str, Any]) -> dict[str, str]:
-        return {str(z["ZoneId"]): str(z["ZoneName"]) for z in reply.get("AvailabilityZones", []) if "ZoneId" in z}
+        return {str(z["ZoneId"]): str(z["ZoneName"]) for z in reply["AvailabilityZones"] if "ZoneId" in z}
 
     return api.call("ec2", "describe_availability_zones", "ec2:DescribeAvailabilityZones", parse=names)
 
@@ -172,7 +172,7 @@ def spot_placement_scores(api: Any, region: str, checks: list[PoolCheck]) -> str
 
 def _scores(reply: dict[str, Any]) -> tuple[list[tuple[str, int]], str]:
     found = [(str(s.get("AvailabilityZoneId", "")), int(calls_number(s.get("Score", 0), "Score")))
-             for s in reply.get("SpotPlacementScores", [])]
+             for s in reply["SpotPlacementScores"]]
     return found, str(reply.get("NextToken") or "")
 
 

@@ -106,7 +106,7 @@ class FakeCompute:
     quota_warning: dict[str, Any] | None = None
     project_quotas: dict[str, dict[str, Any]] = field(default_factory=lambda: {
         "GPUS_ALL_REGIONS": {"metric": "GPUS_ALL_REGIONS", "limit": 32.0, "usage": 0.0}})
-    scripts: list[tuple[str, list[Reply]]] = field(default_factory=list)  # path part -> replies, in order
+    scripts: list[tuple[str, list[Reply]]] = field(default_factory=list)  # path pattern -> replies, in order
     error: tuple[int, dict[str, Any]] | None = None  # every Compute call answers this
     service_accounts: dict[str, Any] = field(default_factory=dict)  # client_email -> RSA public key
     refresh_tokens: dict[str, str] = field(default_factory=dict)  # refresh token -> client_id
@@ -154,13 +154,13 @@ class FakeCompute:
     def set_project_quota(self, metric: str, limit: float, usage: float = 0.0) -> None:
         self.project_quotas[metric] = {"metric": metric, "limit": float(limit), "usage": float(usage)}
 
-    def script(self, path_part: str, *replies: Reply) -> None:
-        """GETs whose path contains ``path_part`` get ``replies`` in turn, then the last one again."""
-        self.scripts.append((path_part, list(replies)))
+    def script(self, path_pattern: str, *replies: Reply) -> None:
+        """GETs whose path matches ``path_pattern`` (``re.search``) get ``replies`` in turn, then the last again."""
+        self.scripts.append((path_pattern, list(replies)))
 
     def scripted(self, path: str) -> Reply | None:
-        for part, replies in self.scripts:
-            if part in path:
+        for pattern, replies in self.scripts:
+            if re.search(pattern, path):
                 return replies.pop(0) if len(replies) > 1 else replies[0]
         return None
 
