@@ -18,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from preflight.__main__ import main
-from tests.hostile_replies import HOSTILE_REPLIES, HTML_PAGE, TEST_POLICY, TRICKLE_SECONDS, HostileReply, names_call
+from tests.hostile_replies import (
+    HOSTILE_REPLIES,
+    HTML_PAGE,
+    TEST_POLICY,
+    TRICKLE_SECONDS,
+    HostileReply,
+    names_call,
+    policy_for,
+)
 from tests.preflight_output import line_of, verdicts
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -53,10 +61,10 @@ def fake(monkeypatch, tmp_path):
         yield compute
 
 
-def run(tmp_path: Path, capsys, *extra: str) -> tuple[int, str, str]:
+def run(tmp_path: Path, capsys, row: HostileReply | None = None) -> tuple[int, str, str]:
     config = {f"gpu-fungibility:{k}": v for k, v in STACK.items()} | {"gcp:project": "demo-project"}
     (tmp_path / "Pulumi.pf.yaml").write_text(json.dumps({"config": config}))
-    code = main(["--stack", "pf", "--stack-dir", str(tmp_path), *extra], policy=TEST_POLICY)
+    code = main(["--stack", "pf", "--stack-dir", str(tmp_path)], policy=policy_for(row) if row else TEST_POLICY)
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -113,7 +121,7 @@ def hits(fake: FakeCompute, part: str) -> int:
 @pytest.mark.parametrize("row", HOSTILE_REPLIES, ids=lambda r: r.id)
 def test_regions_get_answering_badly_leaves_a_warning_and_the_rest_of_the_report(fake, tmp_path, capsys, row):
     fake.script(REGION_PATH, *replies(row, region_body(fake), [("quotas", "0", "limit")], "compute.regions.get"))
-    code, out, err = run(tmp_path, capsys)
+    code, out, err = run(tmp_path, capsys, row)
     assert "Traceback" not in out + err and err == ""
     assert code == 0, out
     attempts = hits(fake, REGION_PATH)
@@ -132,7 +140,7 @@ def test_regions_get_answering_badly_leaves_a_warning_and_the_rest_of_the_report
 @pytest.mark.parametrize("row", HOSTILE_REPLIES, ids=lambda r: r.id)
 def test_projects_get_answering_badly_leaves_gpus_all_regions_unchecked(fake, tmp_path, capsys, row):
     fake.script(PROJECT_PATH, *replies(row, project_body(fake), [("quotas", "0", "usage")], "compute.projects.get"))
-    code, out, err = run(tmp_path, capsys)
+    code, out, err = run(tmp_path, capsys, row)
     assert "Traceback" not in out + err and err == ""
     assert code == 0, out
     if row.recovers:
@@ -150,7 +158,7 @@ def test_one_zone_answering_badly_is_not_checked_and_the_other_zone_still_serves
             "accelerators": [{"guestAcceleratorType": "nvidia-a100-80gb", "guestAcceleratorCount": 1}]}
     fake.script("/zones/us-central1-a/machineTypes/", *replies(
         row, good, [("guestCpus",), ("accelerators", "0", "guestAcceleratorCount")], "compute.machineTypes.get"))
-    code, out, err = run(tmp_path, capsys)
+    code, out, err = run(tmp_path, capsys, row)
     assert "Traceback" not in out + err and err == ""
     assert code == 0, out
     if row.recovers:
@@ -176,7 +184,7 @@ def test_every_call_answering_badly_means_nothing_could_be_checked(fake, tmp_pat
         fake.scripts.clear()
         fake.requests.clear()
         fake.script("/compute/v1/", *replies(row, EVERY_CALL_ANSWER, EVERY_CALL_FIGURES, "compute.regions.get"))
-        code, out, err = run(tmp_path, capsys)
+        code, out, err = run(tmp_path, capsys, row)
         assert code == 2, (row.name, out, err)
         assert out == "" and "Traceback" not in err
         assert err.startswith("preflight: nothing could be checked: no call to the Compute Engine API was answered")
