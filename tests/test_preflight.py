@@ -340,3 +340,19 @@ def test_shipped_eks_dev_stack(aws, capsys, monkeypatch, scenario, code, expecte
     out = capsys.readouterr().out
     assert verdicts(out) == expected, out
     aws.assert_done()
+
+
+def test_live_instance_shape_that_differs_from_the_catalog_is_a_warning(aws, tmp_path, capsys, monkeypatch):
+    # moto's EC2 data altered so g6e.xlarge reports 8 GiB less memory than the catalog holds.
+    from moto.ec2.models.instance_types import InstanceTypeBackend
+
+    host = catalog.host_shape("g6e.xlarge")
+    entry = next(t for t in InstanceTypeBackend.instance_types if t.name == "g6e.xlarge")
+    live_mib = round(host.memory_gib * 1024) - 8192
+    monkeypatch.setitem(entry, "MemoryInfo", {"SizeInMiB": live_mib})
+    aws.base()
+    code, out, _ = run(tmp_path, copy.deepcopy(BASE), capsys)
+    assert code == 0, out
+    assert verdicts(out)["l40s"] == "WARN"
+    assert f"g6e.xlarge: EC2 says {live_mib / 1024:g} GiB, the catalog {host.memory_gib:g} GiB" \
+        in line_of(out, "l40s")

@@ -167,3 +167,14 @@ def test_each_attempt_is_told_its_time_budget():
 ])
 def test_retry_after_header_values(header, seconds):
     assert retry_after_seconds(header) == seconds
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "99999"])
+def test_deadline_options_refuse_what_is_not_a_sensible_number_of_seconds(value, capsys):
+    from preflight.__main__ import main
+
+    for option in ("--deadline", "--call-timeout"):
+        with pytest.raises(SystemExit) as exited:
+            main(["--stack", "dev", option, value])
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and f"argument {option}: " in err and "Traceback" not in err
