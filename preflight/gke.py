@@ -33,6 +33,7 @@ from preflight.report import number, table, verdict_line, verdict_of
 from stacks.config import NodePool, StackConfig
 
 UNUSABLE_STATES = ("OBSOLETE", "DELETED")
+NOTE_WIDTH = 130  # the quota table's note column; the verdict line carries the whole text
 
 
 @dataclass
@@ -325,8 +326,9 @@ def render(project: str, checks: list[GkePoolCheck]) -> str:
     for c in checks:
         for q in c.quotas:
             need = f"{q.per_node} / {q.per_node * q.min_nodes} / {q.per_node * q.max_nodes}"
+            note = q.note if len(q.note) <= NOTE_WIDTH else q.note[:NOTE_WIDTH - 3] + "..."
             quota_rows.append((c.pool, q.region, "spot" if c.spot else "on-demand", q.metric or "-",
-                               number(q.limit), number(q.usage), number(q.headroom), need, q.note))
+                               number(q.limit), number(q.usage), number(q.headroom), need, note))
     lines += table(("pool", "region", "model", "quota metric", "limit", "usage", "headroom",
                     "need 1 node / min / max", "note"), quota_rows)
     lines.append("")

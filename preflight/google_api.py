@@ -249,13 +249,14 @@ class ComputeClient:
 def classify(status: int, headers: dict[str, str], error: ApiError, project: str) -> CallError:
     """A non-200, non-404 Compute answer as a :class:`CallError` of the right kind."""
     retry_after = retry_after_seconds({k.lower(): v for k, v in headers.items()}.get("retry-after"))
-    said = f"{status} {error.status}: {error.message}".strip()
+    said = f"{status} {error.status}".strip() + (f": {error.message}" if error.message else "")
     if status == 429:
         return CallError(THROTTLED, f"throttled ({said})", retry_after=retry_after)
     if status >= 500:
         return CallError(SERVER, f"server error ({said})", retry_after=retry_after)
-    kind = DISABLED if status == 403 and {"accessNotConfigured", "SERVICE_DISABLED"} & set(error.reasons) \
-        else CREDENTIALS if status == 401 else DENIED if status == 403 else FAILED
+    if status == 403 and not {"accessNotConfigured", "SERVICE_DISABLED"} & set(error.reasons):
+        return CallError(DENIED, f"permission denied ({said})")
+    kind = DISABLED if status == 403 else CREDENTIALS if status == 401 else FAILED
     return CallError(kind, explain_error(status, error, project))
 
 
