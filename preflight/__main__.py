@@ -61,6 +61,13 @@ def main(argv: list[str] | None = None, *, policy: CallPolicy | None = None) -> 
     if policy is None:
         policy = CallPolicy(run_seconds=args.deadline, call_seconds=args.call_timeout)
 
+    try:
+        return _run(args, policy)
+    except Exception as exc:  # noqa: BLE001 - the documented promise: one message and exit 2, never a traceback
+        return _fail(f"preflight: stopped by an unexpected {type(exc).__name__}: {first_line(exc)}")
+
+
+def _run(args: argparse.Namespace, policy: CallPolicy) -> int:
     loaded = _load(args.stack, Path(args.stack_dir))
     if isinstance(loaded, int):
         return loaded
@@ -69,10 +76,7 @@ def main(argv: list[str] | None = None, *, policy: CallPolicy | None = None) -> 
 
     runners = {"gke": lambda: _run_gke(args, cfg, other_config, Calls(policy)),
                "eks": lambda: _run_eks(args, cfg, Calls(policy))}
-    try:
-        return runners[clouds.profile(cfg.cluster.cloud).name]()
-    except Exception as exc:  # noqa: BLE001 - the documented promise: one message and exit 2, never a traceback
-        return _fail(f"preflight: stopped by an unexpected {type(exc).__name__}: {first_line(exc)}")
+    return runners[clouds.profile(cfg.cluster.cloud).name]()
 
 
 def _seconds(text: str) -> float:

@@ -16,6 +16,7 @@ A preflight makes every cloud call through one :class:`Calls` object::
 - ``parse(raw)`` turns the answer into what the preflight reads. Any ``ValueError``, ``TypeError``,
   ``KeyError``, ``IndexError`` or ``AttributeError`` it raises (truncated JSON, a list where an object
   belongs, ``"limit": "lots"``) becomes a ``malformed`` :class:`CallError` naming the call.
+- :func:`http_error` maps an HTTP status (with ``Retry-After``) to a CallError for any REST adapter.
 - Kinds ``throttled`` (429, AWS throttling codes) and ``server`` (5xx) are retried, at most
   ``attempts`` tries in all, after ``Retry-After`` when the cloud sent one, else after an exponential
   backoff (``backoff_seconds`` x 2^n, at most ``backoff_cap_seconds``); never past the run's deadline.
@@ -158,6 +159,24 @@ def within(seconds: float, fetch: Callable[[float], T]) -> T:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def http_error(status: int, said: str, headers: dict[str, str] | None = None) -> CallError:
+    """The :class:`CallError` for an HTTP status any REST API may answer (429, 5xx, 401, 403, others).
+
+    ``said`` is what the service said (status and message); ``Retry-After`` is taken from ``headers``.
+    Cloud adapters refine it where their API says more (a disabled API, a throttling error code).
+    """
+    retry_after = retry_after_seconds({k.lower(): v for k, v in (headers or {}).items()}.get("retry-after"))
+    if status == 429:
+        return CallError(THROTTLED, f"throttled ({said})", retry_after=retry_after)
+    if status >= 500:
+        return CallError(SERVER, f"server error ({said})", retry_after=retry_after)
+    if status == 401:
+        return CallError(CREDENTIALS, f"credentials refused ({said})")
+    if status == 403:
+        return CallError(DENIED, f"permission denied ({said})")
+    return CallError(FAILED, f"unexpected answer ({said})")
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -42,19 +42,15 @@ from typing import Any, TypeVar
 
 from preflight.calls import (
     CREDENTIALS,
-    DENIED,
     DISABLED,
-    FAILED,
     MALFORMED,
-    SERVER,
-    THROTTLED,
     UNREACHABLE,
     CallError,
     Calls,
     first_line,
+    http_error,
     mapping,
     number,
-    retry_after_seconds,
 )
 
 T = TypeVar("T")
@@ -248,16 +244,12 @@ class ComputeClient:
 
 def classify(status: int, headers: dict[str, str], error: ApiError, project: str) -> CallError:
     """A non-200, non-404 Compute answer as a :class:`CallError` of the right kind."""
-    retry_after = retry_after_seconds({k.lower(): v for k, v in headers.items()}.get("retry-after"))
     said = f"{status} {error.status}".strip() + (f": {error.message}" if error.message else "")
-    if status == 429:
-        return CallError(THROTTLED, f"throttled ({said})", retry_after=retry_after)
-    if status >= 500:
-        return CallError(SERVER, f"server error ({said})", retry_after=retry_after)
-    if status == 403 and not {"accessNotConfigured", "SERVICE_DISABLED"} & set(error.reasons):
-        return CallError(DENIED, f"permission denied ({said})")
-    kind = DISABLED if status == 403 else CREDENTIALS if status == 401 else FAILED
-    return CallError(kind, explain_error(status, error, project))
+    if status == 403 and {"accessNotConfigured", "SERVICE_DISABLED"} & set(error.reasons):
+        return CallError(DISABLED, explain_error(status, error, project))
+    if status == 401:
+        return CallError(CREDENTIALS, explain_error(status, error, project))
+    return http_error(status, said, headers)
 
 
 def _quota_list(body: dict[str, Any]) -> QuotaList:

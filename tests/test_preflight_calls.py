@@ -178,3 +178,25 @@ def test_deadline_options_refuse_what_is_not_a_sensible_number_of_seconds(value,
             main(["--stack", "dev", option, value])
         err = capsys.readouterr().err
         assert exited.value.code == 2 and f"argument {option}: " in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("status", "kind"), [(429, THROTTLED), (500, SERVER), (503, SERVER), (403, DENIED),
+                                              (401, "credentials"), (400, "failed")])
+def test_http_statuses_map_to_kinds_with_retry_after(status, kind):
+    from preflight.calls import http_error
+
+    error = http_error(status, f"{status}: said", {"Retry-After": "3"})
+    assert error.kind == kind and "said" in error.detail
+    assert error.retry_after == (3.0 if kind in (THROTTLED, SERVER) else None)
+
+
+def test_an_unexpected_error_anywhere_in_a_run_is_one_line_and_exit_2(monkeypatch, capsys):
+    import preflight.__main__ as entry
+
+    def broken(args, policy):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(entry, "_run", broken)
+    assert entry.main(["--stack", "dev"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "preflight: stopped by an unexpected RecursionError: maximum recursion depth exceeded\n"
