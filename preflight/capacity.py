@@ -54,7 +54,7 @@ class InstanceCheck:
     known: bool = True  # False: EC2 does not know the type in this region
     mismatches: list[str] = field(default_factory=list)
     vcpus: int | None = None  # VCpuInfo.DefaultVCpus
-    unchecked: list[str] = field(default_factory=list)  # calls that failed: shape or offerings unknown
+    unchecked: list[str] = field(default_factory=list)  # the DescribeInstanceTypes call failed: shape unknown
     notes: list[str] = field(default_factory=list)  # live shape differs from the catalog (vCPUs, memory)
 
     @property
@@ -74,6 +74,7 @@ class PoolCheck:
     failures: list[str] = field(default_factory=list)  # quota signals (preflight.eks_signals)
     warnings: list[str] = field(default_factory=list)
     spot_scores: dict[str, int] = field(default_factory=dict)  # zone -> EC2 Spot placement score 1-10
+    unknown_zones: dict[str, str] = field(default_factory=dict)  # zone -> why its offerings were not read
 
     @property
     def served_zones(self) -> list[str]:
@@ -87,7 +88,7 @@ class PoolCheck:
     @property
     def unchecked(self) -> bool:
         """Some call this pool depends on failed, so "not offered" cannot be concluded."""
-        return any(i.unchecked for i in self.instances)
+        return bool(self.unknown_zones) or any(i.unchecked for i in self.instances)
 
     @property
     def refused(self) -> bool:
@@ -238,15 +239,20 @@ def check_capacity(cfg: StackConfig, api: Any) -> list[PoolCheck]:
     checks = []
     for name, pool in pools.items():
         zones_here = pool_zones(cfg, pool)
-        instances = [_instance_check(itype, pool, zones_here, described.get(itype), offered, unknown_zones)
+        instances = [_instance_check(itype, pool, zones_here, described.get(itype), offered)
                      for itype in pool.instance_types or []]
         check = PoolCheck(name, zones_here, _expected(pool), instances, spot=pool.spot,
-                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max)
+                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max,
+                          unknown_zones={z: unknown_zones[z] for z in zones_here if z in unknown_zones})
         check.warnings.extend(dict.fromkeys(n for i in instances for n in i.notes))
         reasons = list(dict.fromkeys(r for i in instances for r in i.unchecked))
         if reasons:
-            check.warnings.append("not checked: " + "; ".join(reasons))
-        if check.served and len(check.served_zones) < len(zones_here):
+            check.warnings.append("shape not checked: " + "; ".join(reasons))
+        if check.unknown_zones:
+            reasons = "; ".join(dict.fromkeys(check.unknown_zones.values()))
+            check.warnings.append(f"offerings not checked in {', '.join(check.unknown_zones)}: {reasons}")
+        refused = [z for z in zones_here if z not in check.served_zones and z not in check.unknown_zones]
+        if check.served and refused:
             check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones_here)} offer a "
                                   "matching instance type")
         checks.append(check)
@@ -254,20 +260,16 @@ def check_capacity(cfg: StackConfig, api: Any) -> list[PoolCheck]:
 
 
 def _instance_check(itype: str, pool: NodePool, zones: list[str], entry: dict[str, Any] | None | CallError,
-                    offered: dict[str, set[str]], unknown_zones: dict[str, str]) -> InstanceCheck:
-    unknown = [f"offerings in {z}: {unknown_zones[z]}" for z in zones if z in unknown_zones]
+                    offered: dict[str, set[str]]) -> InstanceCheck:
     offered_here = [z for z in zones if z in offered.get(itype, set())]
     if isinstance(entry, CallError):
-        return InstanceCheck(itype, offered_here, None, unchecked=[str(entry), *unknown])
+        return InstanceCheck(itype, offered_here, None, unchecked=[str(entry)])
     if entry is None:
         return InstanceCheck(itype, [], None, known=False, mismatches=["EC2 does not offer this type in the region"])
     gpu = gpu_facts(entry)
     vcpus = (entry.get("VCpuInfo") or {}).get("DefaultVCpus")
-    check = InstanceCheck(itype, offered_here, gpu, mismatches=shape_mismatches(itype, pool, gpu),
-                          vcpus=int(vcpus) if vcpus else None, notes=host_differences(itype, entry))
-    if unknown and not offered_here:
-        check.unchecked.extend(unknown)
-    return check
+    return InstanceCheck(itype, offered_here, gpu, mismatches=shape_mismatches(itype, pool, gpu),
+                         vcpus=int(vcpus) if vcpus else None, notes=host_differences(itype, entry))
 
 
 def _expected(pool: NodePool) -> str:
@@ -283,7 +285,11 @@ def render_table(region: str, checks: list[PoolCheck], extra: list[str] | None =
     rows = []
     for check in checks:
         for inst in check.instances:
-            offered = ", ".join(inst.offered_zones) if inst.offered_zones else "none of " + ", ".join(check.zones)
+            read = [z for z in check.zones if z not in check.unknown_zones]
+            offered = ", ".join(inst.offered_zones) if inst.offered_zones else \
+                "none of " + ", ".join(read) if read else "not read"
+            if check.unknown_zones and inst.offered_zones:
+                offered += f" ({', '.join(check.unknown_zones)} not read)"
             rows.append((
                 check.pool,
                 inst.instance_type,

@@ -179,9 +179,25 @@ def test_describe_instance_types_answering_badly_leaves_the_shape_not_checked(wi
         assert verdicts(out) == {"l40s": "SERVED"}
         return
     assert verdicts(out) == {"l40s": "WARN"}
-    assert names_call(line_of(out, "l40s"), "not checked: ec2:DescribeInstanceTypes", row.kind), out
+    assert names_call(line_of(out, "l40s"), "shape not checked: ec2:DescribeInstanceTypes", row.kind), out
     assert re.search(r"l40s +g6e.xlarge +not read .* not checked", out)
     assert re.search(r"L-DB2E81BA .* 64 ", out) is None  # no vCPUs known: the quota is not judged
+
+
+@pytest.mark.parametrize("row", HOSTILE_REPLIES, ids=lambda r: r.id)
+def test_offerings_answering_badly_leave_their_zones_not_checked(wire, tmp_path, capsys, row):
+    wire.hostile("ec2", "DescribeInstanceTypeOfferings", row)
+    code, out, err = run(tmp_path, capsys, row)
+    assert "Traceback" not in out + err and err == ""
+    assert code == 0, out
+    if row.recovers:
+        assert verdicts(out) == {"l40s": "SERVED"}
+        return
+    assert verdicts(out) == {"l40s": "WARN"}  # never NOT SERVED: no zone was seen to refuse it
+    line = line_of(out, "l40s")
+    assert names_call(line, "offerings not checked in us-west-2a, us-west-2b: ec2:DescribeInstanceTypeOfferings",
+                      row.kind), line
+    assert "1 x NVIDIA L40S 45776 MiB" in out and re.search(r"L-DB2E81BA .* 64 ", out)
 
 
 def test_every_call_answering_badly_means_nothing_could_be_checked(wire, tmp_path, capsys):
