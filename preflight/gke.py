@@ -257,7 +257,7 @@ def _check_project_gpus(pool: NodePool, project_quotas: QuotaList | CallError | 
 def _judge_offering(check: GkePoolCheck) -> None:
     zones = [z.zone for z in check.zones]
     check.warnings.extend(dict.fromkeys(n for z in check.zones for n in z.notes))
-    unchecked = [z for z in check.zones if z.unchecked]
+    unchecked = [z for z in check.zones if z.unchecked and not z.problems]  # a known problem settles a zone
     refused = [z for z in check.zones if z.problems]
     refused_text = "; ".join(p for z in refused for p in z.problems)
     if unchecked:

@@ -231,8 +231,9 @@ class ComputeClient:
         try:
             reply = self.request(url, "GET", headers=headers, timeout=seconds)
         except exceptions.TransportError as exc:
-            if isinstance(exc.__cause__, http.client.HTTPException):
-                raise CallError(MALFORMED, str(exc)) from None
+            cause = exc.__cause__
+            if isinstance(cause, http.client.HTTPException):
+                raise CallError(MALFORMED, f"malformed answer ({type(cause).__name__}: {first_line(cause)})") from None
             raise CallError(UNREACHABLE, f"cannot reach the Compute Engine API at {self.endpoint} ({exc}); "
                             f"check your network or {ENDPOINT_ENV}") from None
         if reply.status == 200:

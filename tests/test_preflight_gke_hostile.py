@@ -189,3 +189,12 @@ def test_every_call_answering_badly_means_nothing_could_be_checked(fake, tmp_pat
         assert out == "" and "Traceback" not in err
         assert err.startswith("preflight: nothing could be checked: no call to the Compute Engine API was answered")
         assert names_call(err, f"Compute Engine regions.get {REGION}", row.kind), (row.name, err)
+
+
+def test_an_answer_larger_than_any_compute_answer_is_refused_unread(fake, tmp_path, capsys):
+    padding = " " * (9 * 1024 * 1024)  # valid JSON, 9 MiB of it
+    fake.script(REGION_PATH, Reply(200, json.dumps(region_body(fake)).encode() + padding.encode()))
+    code, out, err = run(tmp_path, capsys)
+    assert code == 0 and err == ""
+    assert "quota not checked: Compute Engine regions.get us-central1: malformed answer (HTTPException: answer " \
+           "larger than 8388608 bytes)" in line_of(out, "a100-80gb")
