@@ -198,3 +198,18 @@ def test_an_answer_larger_than_any_compute_answer_is_refused_unread(fake, tmp_pa
     assert code == 0 and err == ""
     assert "quota not checked: Compute Engine regions.get us-central1: malformed answer (HTTPException: answer " \
            "larger than 8388608 bytes)" in line_of(out, "a100-80gb")
+
+
+def test_json_lists_the_unanswered_calls(fake, tmp_path, capsys):
+    denied = HostileReply("access denied", status=403, body="error", kind="denied")
+    fake.script(REGION_PATH, *replies(denied, region_body(fake), [], "compute.regions.get"))
+    config = {f"gpu-fungibility:{k}": v for k, v in STACK.items()} | {"gcp:project": "demo-project"}
+    (tmp_path / "Pulumi.pf.yaml").write_text(json.dumps({"config": config}))
+    code = main(["--stack", "pf", "--stack-dir", str(tmp_path), "--json"], policy=TEST_POLICY)
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["exit_code"] == 0
+    assert report["unanswered_calls"] == [
+        "Compute Engine regions.get us-central1: permission denied (403: Required 'compute.regions.get' permission "
+        "for 'projects/demo-project') (needs compute.regions.get)"]
+    (pool,) = report["pools"]
+    assert pool["verdict"] == "warn" and pool["served_zones"] == ["us-central1-a", "us-central1-c"]
