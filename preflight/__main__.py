@@ -1,7 +1,7 @@
 """``python -m preflight --stack <stack>``: can the stack's accelerator pools get nodes in their zones?
 
-GKE stacks: Compute Engine machine and accelerator offerings per zone and the region's quota
-(:mod:`preflight.gke`). EKS stacks: EC2 instance type offerings per zone, GPU shapes, vCPU quotas and
+GKE stacks: Compute Engine machine and accelerator offerings per zone, the region's quota and the
+project's ``GPUS_ALL_REGIONS`` (:mod:`preflight.gke`). EKS stacks: EC2 instance type offerings per zone, GPU shapes, vCPU quotas and
 Spot placement scores (:mod:`preflight.capacity`, :mod:`preflight.eks_signals`).
 
 Every cloud call goes through :mod:`preflight.calls`: a deadline per call (``--call-timeout``) and per

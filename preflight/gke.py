@@ -1,4 +1,4 @@
-"""Can each GKE accelerator pool get nodes: machine and accelerator offered per zone, and regional quota.
+"""Can each GKE accelerator pool get nodes: machine and accelerator offered per zone, regional and GPU quota.
 
 Per pool and zone (``nodePools.<pool>.zones``, else ``cluster.zones``), read-only Compute Engine calls:
 
@@ -11,11 +11,16 @@ Per pool and zone (``nodePools.<pool>.zones``, else ``cluster.zones``), read-onl
   carry their chips, so TPU pools need only the machine type.
 - ``regions.get``: the region's ``quotas[]`` (``metric``, ``limit``, ``usage``); see
   :mod:`preflight.quota_metrics` for which metric a pool uses.
+- ``projects.get`` (when there are GPU pools): the project-wide ``GPUS_ALL_REGIONS`` quota, shared by
+  every GPU pool.
+- ``machineTypes.get`` also gives the live ``guestCpus`` and ``memoryMb``: a difference from the
+  catalog's shape is a warning (the library sizes requests from the catalog).
 
 Verdict per pool: **fail** when no zone offers the machine with its accelerator, or the quota headroom
 (limit - usage) is smaller than one node's accelerators or than ``min`` nodes' (also summed over pools
 that share a metric); **warn** when only some zones offer it, when ``max`` nodes exceed the headroom,
-or when the region lists no metric for the accelerator. Offerings and quota say a node *may* be created,
+when the region lists no metric for the accelerator, or when a call could not be read (its zone or
+quota is "not checked": neither for nor against the pool). Offerings and quota say a node *may* be created,
 not that capacity is free right now (a zone can still be out of stock).
 """
 
