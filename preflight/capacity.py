@@ -11,7 +11,10 @@ Read-only EC2 calls, in the stack's region (``cluster.location``):
 
 A pool is served in a zone when at least one of its instance types is offered
 there and matches the catalog (GPU model, count and memory); served in only
-some of its zones is a warning. Offerings say where a node group could launch
+some of its zones is a warning. vCPUs or memory that differ from the catalog's
+are a warning. A call that fails (:mod:`preflight.aws_calls`) leaves its zone's
+offerings or its type's shape "not checked": a warning naming the call, and
+never a reason to call the pool not served. Offerings say where a node group could launch
 at all; vCPU quotas and Spot placement scores are :mod:`preflight.eks_signals`.
 """
 
