@@ -12,6 +12,11 @@ cloud.google.com/compute/docs/accelerator-optimized-machines,
 cloud.google.com/compute/docs/general-purpose-machines#n1_machines,
 cloud.google.com/tpu/docs/v6e, /v5e and /v5p, aws.amazon.com/ec2/instance-types/g5,
 /g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB).
+
+tests/test_machine_catalog.py checks every shape against real data: GCE against a recorded slice of
+``gcloud compute machine-types list`` (tests/fixtures/gce_machine_types.csv), EC2 against the
+DescribeInstanceTypes data moto ships (vCPUs, memory, GPU count and model), EKS ``max_pods`` against
+the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv).
 """
 
 from dataclasses import dataclass, field
@@ -61,7 +66,8 @@ class MachineShape:
     vcpus: int = 0
     memory_gib: float = 0.0
     #: EKS: the pods the VPC CNI lets a node run (ENIs x (IPv4 per ENI - 1) + 2), which AL2023's
-    #: nodeadm uses for kube-reserved memory (awslabs/amazon-eks-ami templates/shared/runtime/eni-max-pods.txt).
+    #: nodeadm uses for kube-reserved memory (awslabs/amazon-eks-ami nodeadm/internal/kubelet/
+    #: instance-info.jsonl, tag v20260724; formerly templates/shared/runtime/eni-max-pods.txt).
     max_pods: int | None = None
 
 
