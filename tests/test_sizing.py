@@ -47,6 +47,19 @@ def test_eks_allocatable_is_capacity_less_nodeadms_reservation():
     assert eks.allocatable(catalog.host_shape("g5.12xlarge")) == (48000 - 190, capacity - (11 * 737 + 255) - 100)
 
 
+@pytest.mark.parametrize("cloud, machine, family", [
+    ("gke", "a2-ultragpu-1g", "gpu"), ("gke", "ct6e-standard-1t", "tpu"), ("eks", "g6e.xlarge", "gpu")])
+def test_default_requests_keep_the_headroom_below_the_estimate(cloud, machine, family):
+    """3% of the allocatable stays unasked: more than the model's spread around measured nodes (1.5%)."""
+    from tests.test_node_capacity import TOLERANCE
+
+    assert sizing.HEADROOM_PERCENT / 100 >= 2 * TOLERANCE
+    room = sizing.node_room(cloud, machine, family)
+    sized = sizing.default_resources([sizing.PoolRoom("pool", (room,))])
+    assert sized.memory_mib <= room.free[1] - room.allocatable[1] * 0.03
+    assert sized.cpu_m <= room.free[0] - room.allocatable[0] * 0.03
+
+
 def test_every_catalog_machine_has_its_cpus_and_memory():
     for shape in [*catalog.GKE_MACHINES.values(), *catalog.EKS_INSTANCES.values()]:
         assert shape.vcpus > 0 and shape.memory_gib > 0, shape.name
