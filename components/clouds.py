@@ -57,8 +57,8 @@ class CloudProfile:
     #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
     #: metrics agents, CSI and network plugins), as ``(millicores, MiB)``. A margin the library chooses,
     #: not a documented figure: those pods' requests vary with the cluster version and add-ons. Above the
-    #: DaemonSet requests measured on real nodes (2i2c-org/infrastructure node-capacity-info.json, commit
-    #: 1097ae3c, ``measured_overhead``, their own DaemonSets included): GKE n2-highmem-4 443m / 596 MiB,
+    #: requests of the non-workload pods measured on real nodes (2i2c-org/infrastructure node-capacity-info.json,
+    #: commit 1097ae3c, ``measured_overhead``: kube-system and that operator's own per-node pods): GKE n2-highmem-4 443m / 596 MiB,
     #: EKS r5.xlarge 170m / 250 MiB.
     system_pods_reserve: CpuMemory = (500, 1024)
     #: Seconds between the cloud's spot reclaim notice and the end of the VM (see docs/workloads.md).

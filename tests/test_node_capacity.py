@@ -64,6 +64,13 @@ def test_eks_reserves_nodeadms_per_pod_memory_from_capacity(row):
     assert abs(measured - (11 * host.max_pods + 255 + 100)) <= 2
 
 
+@pytest.mark.parametrize("row", [r for r in MEASUREMENTS if r["daemon_set_memory"]], ids=_id)
+def test_the_room_kept_for_the_clouds_pods_covers_the_daemon_sets_measured_on_real_nodes(row):
+    kept_cpu, kept_memory = clouds.profile(row["cloud"]).system_pods_reserve
+    assert kept_cpu >= float(row["daemon_set_cpu"]) * 1000
+    assert kept_memory >= _mib(row["daemon_set_memory"])
+
+
 def test_the_a100_80gb_node_of_the_shipped_stacks():
     """a2-ultragpu-1g (12 vCPUs, 170 GiB): about 156.9 GiB allocatable, not the 159.7 GiB of nominal tiers."""
     from gpu_fungibility import catalog
