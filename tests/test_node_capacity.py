@@ -5,7 +5,8 @@ schedule), and must stay within ``TOLERANCE`` of the measurement (so it does not
 """
 
 import pytest
-from gpu_fungibility import clouds, node_capacity
+from gpu_fungibility import catalog, clouds, node_capacity
+from gpu_fungibility.dra_cel.quantity import Quantity
 
 from tests.machine_data import read_rows, real_host_shape
 
@@ -16,8 +17,6 @@ MEASUREMENTS = read_rows("node_capacity_measurements.csv")
 
 
 def _mib(quantity: str) -> float:
-    from gpu_fungibility.dra_cel.quantity import Quantity
-
     return float(Quantity.parse(quantity).value) / 2**20
 
 
@@ -73,8 +72,6 @@ def test_the_room_kept_for_the_clouds_pods_covers_the_daemon_sets_measured_on_re
 
 def test_the_a100_80gb_node_of_the_shipped_stacks():
     """a2-ultragpu-1g (12 vCPUs, 170 GiB): about 156.9 GiB allocatable, not the 159.7 GiB of nominal tiers."""
-    from gpu_fungibility import catalog
-
     gke = clouds.profile("gke")
     host = catalog.host_shape("a2-ultragpu-1g")
     nominal = 170 * 1024
