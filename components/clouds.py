@@ -56,10 +56,10 @@ class CloudProfile:
     default_device_plugin_opt_out: str | None = None
     #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
     #: metrics agents, CSI and network plugins), as ``(millicores, MiB)``. A margin the library chooses,
-    #: not a documented figure: those pods' requests vary with the cluster version and add-ons. Above the
-    #: requests of the non-workload pods measured on real nodes (2i2c-org/infrastructure node-capacity-info.json,
-    #: commit 1097ae3c, ``measured_overhead``: kube-system and that operator's own per-node pods): GKE n2-highmem-4 443m / 596 MiB,
-    #: EKS r5.xlarge 170m / 250 MiB.
+    #: not a documented figure: those pods' requests vary with the cluster version and add-ons. It is above
+    #: the requests of the non-workload pods measured on real nodes (2i2c-org/infrastructure
+    #: node-capacity-info.json, commit 1097ae3c, ``measured_overhead``: kube-system and that operator's own
+    #: per-node pods): GKE n2-highmem-4 443m / 596 MiB, EKS r5.xlarge 170m / 250 MiB.
     system_pods_reserve: CpuMemory = (500, 1024)
     #: Seconds between the cloud's spot reclaim notice and the end of the VM (see docs/workloads.md).
     spot_notice_seconds: int = 0
@@ -274,7 +274,8 @@ class Eks(CloudProfile):
 
     def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
         # AL2023 nodeadm: 11 MiB x maxPods + 255 MiB (node_capacity.eks_kube_reserved_mib). maxPods is the
-        # VPC CNI's ENI figure nodeadm computes; a lower maxPods (prefix delegation off, a cap) reserves less.
+        # VPC CNI's ENI figure nodeadm computes; a lower maxPods (a kubelet override, a cap) reserves less,
+        # so the estimate then errs low.
         max_pods = host.max_pods or self.DEFAULT_MAX_PODS
         return cpu_reserved_millicores(host.vcpus), node_capacity.eks_kube_reserved_mib(max_pods)
 
