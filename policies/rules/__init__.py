@@ -20,6 +20,7 @@ from .claims import validate_claim_follows_compute_class, validate_claim_shape
 from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
 from .placement import validate_device_plugin_isolation, validate_dra_pool_served
 from .reach import validate_alternatives_satisfiable, validate_reachable_pools_served
+from .requests_fit import validate_serving_requests_fit_nodes
 from .security import (
     validate_no_public_inference_endpoint,
     validate_pinned_charts,
@@ -82,6 +83,13 @@ POLICIES: list[Policy] = [
         name="claim-alternative-satisfiable",
         description="Each claim alternative's selectors match enough devices of the pool it stands for.",
         validate=validate_alternatives_satisfiable,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="serving-requests-fit-nodes",
+        description="A serving pod's CPU and memory requests fit one node of every pool it can land on, with the "
+                    "node's capacity below its nominal memory.",
+        validate=validate_serving_requests_fit_nodes,
         enforcement_level=MANDATORY,
     ),
     StackValidationPolicy(
