@@ -93,7 +93,8 @@ GKE = {
 }
 
 EKS = {
-    "cluster": {"cloud": "eks", "name": "gpu", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2b"]},
+    "cluster": {"cloud": "eks", "name": "gpu", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2b"],
+                "controlPlane": {"runnerCidrs": ["10.0.250.0/24"]}},
     "nodePools": {
         "l40s": {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "nvidia-l40s"},
                  "autoscaling": {"min": 1, "max": 2}},

@@ -299,6 +299,19 @@ def an_empty_constraint(plan):
     return template["urn"].rsplit("::", 1)[1]
 
 
+def turn_off_the_dns_endpoint(plan):
+    """prod as it shipped before: only a private IP endpoint, authorized for a range nothing in the plan is in."""
+    del one(plan, "gcp:container/cluster:Cluster")["inputs"]["controlPlaneEndpointsConfig"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
+def make_the_eks_endpoint_private_only(plan):
+    vpc = one(plan, "aws:eks/cluster:Cluster")["inputs"]["vpcConfig"]
+    vpc["endpointPublicAccess"] = False
+    del vpc["publicAccessCidrs"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
 MUTATIONS = [
     ("dev", drop_gke_no_default_label, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     # a DRA-labelled pool that also lets GKE install its driver: two rules see it
@@ -332,6 +345,8 @@ MUTATIONS = [
     ("eks-dev", ask_more_gpus_than_a_node_has, "claim-alternative-satisfiable"),
     ("dev", lower_case_all_on_the_tpu_claim, "claim-shape"),
     ("dev", an_empty_constraint, "claim-shape"),
+    ("prod", turn_off_the_dns_endpoint, "control-plane-reachable"),
+    ("eks-dev", make_the_eks_endpoint_private_only, "control-plane-reachable"),
 ]
 
 
