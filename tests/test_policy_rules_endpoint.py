@@ -20,7 +20,7 @@ def gke_cluster(*, private: bool = True, blocks: list[dict] | None = None, dns: 
     props: dict[str, Any] = {
         "name": "prod",
         "privateClusterConfig": {"enablePrivateNodes": True, "enablePrivateEndpoint": private},
-        "masterAuthorizedNetworksConfig": {"cidrBlocks": blocks if blocks is not None else [], 
+        "masterAuthorizedNetworksConfig": {"cidrBlocks": blocks if blocks is not None else [],
                                            "gcpPublicCidrsAccessEnabled": False},
     }
     endpoints: dict[str, Any] = {}
