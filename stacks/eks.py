@@ -58,7 +58,8 @@ def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
 
 
 def _control_plane_issues(cfg: StackConfig) -> list[tuple[str, str]]:
-    """EKS has no DNS-based endpoint, and its private endpoint resolves inside the VPC only."""
+    """EKS has no DNS-based endpoint, and a private-only endpoint takes requests from within the cluster VPC
+    (EKS API reference, ``VpcConfigRequest.endpointPublicAccess``)."""
     access, net = cfg.cluster.control_plane, cfg.cluster.network
     issues = []
     if "dns_endpoint" in access.model_fields_set:
@@ -69,8 +70,9 @@ def _control_plane_issues(cfg: StackConfig) -> list[tuple[str, str]]:
         for i, cidr in enumerate(access.runner_cidrs):
             if not ipaddress.ip_network(cidr).subnet_of(vpc):
                 issues.append((f"cluster.controlPlane.runnerCidrs[{i}]",
-                               f"{cidr} is outside the VPC ({net.cidr}, cluster.network.cidr): the private "
-                               "endpoint's name resolves inside the VPC only; run `pulumi up` from a subnet of it"))
+                               f"{cidr} is outside the VPC ({net.cidr}, cluster.network.cidr): a private-only "
+                               "endpoint takes requests from within the cluster VPC; run `pulumi up` from a subnet "
+                               "of it"))
     return issues
 
 
