@@ -50,6 +50,11 @@ IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@
 API_PORT = 443
 #: Description of those rules: the policy pack's ``control-plane-reachable`` rule reads it.
 RUNNER_RULE_DESCRIPTION = "pulumi up runner: Kubernetes API"
+PRIVATE_WITHOUT_RUNNER = (
+    "the API endpoint is private only and no runner_cidrs (cluster.controlPlane.runnerCidrs) are given: "
+    "`pulumi up` reaches it only from inside the VPC through a security group rule this stack does not make. "
+    "List the ranges in the VPC that run `pulumi up`, or set public_endpoint with authorized_networks; the "
+    "policy rule control-plane-reachable refuses this plan.")
 
 
 class EksSystemNodeGroup(TypedDict):
@@ -81,8 +86,8 @@ class EksClusterArgs(TypedDict):
     authorized_networks: NotRequired[list[str]]
     """CIDR blocks allowed to reach a public endpoint."""
     runner_cidrs: NotRequired[list[str]]
-    """Ranges inside the VPC that ``pulumi up`` runs from: each may reach the API on 443. Required when the
-    endpoint is private only (``public_endpoint`` false): nothing else could reach it."""
+    """Ranges inside the VPC that ``pulumi up`` runs from: each may reach the API on 443. Without them a
+    private-only endpoint (``public_endpoint`` false) gets a warning, and the policy pack refuses the plan."""
     admin_principals: NotRequired[list[str]]
     """IAM role/user ARNs given cluster-admin access entries (default: the identity that deploys)."""
     deletion_protection: NotRequired[bool]
@@ -108,10 +113,6 @@ def cluster_issues(args: EksClusterArgs) -> Issues:
                 ipaddress.ip_network(cidr, strict=True)
             except ValueError as exc:
                 issues.append((f"{key}[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
-    if not args.get("public_endpoint") and not args.get("runner_cidrs"):
-        issues.append(("runner_cidrs", "the endpoint is private only, so `pulumi up` must run inside the VPC: "
-                                       "list the ranges it runs from, or set public_endpoint with "
-                                       "authorized_networks"))
     principals = list(args.get("admin_principals") or [])
     for i, arn in enumerate(principals):
         if not IAM_PRINCIPAL_ARN.fullmatch(arn):
@@ -246,6 +247,8 @@ class EksCluster(LibraryComponent):
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         runner_rules = _runner_access(name, cluster, list(args.get("runner_cidrs") or []), tags, self)
+        if not args.get("public_endpoint") and not runner_rules:
+            pulumi.log.warn(PRIVATE_WITHOUT_RUNNER, resource=self)
 
         admins = _admin_access(name, cluster, list(args.get("admin_principals") or []), partition, self)
         issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)

@@ -55,9 +55,10 @@ class ControlPlaneAccess(Model):
     ``dnsEndpoint`` (GKE): the Kubernetes provider and the kubeconfig use the
     DNS-based endpoint, authorized by IAM and reachable from anywhere; ``false``
     makes them use the IP endpoint. ``runnerCidrs``: where ``pulumi up`` runs,
-    required when the provider would use a private IP endpoint (GKE
-    ``dnsEndpoint: false`` with ``publicEndpoint: false``; EKS ``publicEndpoint:
-    false``); GKE adds them to the authorized networks, EKS opens 443 to them.
+    needed when the provider would use a private IP endpoint (GKE
+    ``dnsEndpoint: false`` with ``publicEndpoint: false``: refused without it;
+    EKS ``publicEndpoint: false``: warned, and the policy pack refuses the plan);
+    GKE adds them to the authorized networks, EKS opens 443 to them.
     ``adminPrincipals`` (EKS): IAM role/user ARNs given cluster-admin access
     entries; empty (default) = the identity running the deployment. When set,
     include the identity that runs ``pulumi up`` (e.g. the CI role).

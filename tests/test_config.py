@@ -93,8 +93,7 @@ GKE = {
 }
 
 EKS = {
-    "cluster": {"cloud": "eks", "name": "gpu", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2b"],
-                "controlPlane": {"runnerCidrs": ["10.0.250.0/24"]}},
+    "cluster": {"cloud": "eks", "name": "gpu", "location": "us-west-2", "zones": ["us-west-2a", "us-west-2b"]},
     "nodePools": {
         "l40s": {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "nvidia-l40s"},
                  "autoscaling": {"min": 1, "max": 2}},

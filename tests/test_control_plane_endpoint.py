@@ -131,13 +131,19 @@ def test_the_dns_endpoint_is_the_default():
 @pytest.mark.parametrize("raw, path, words", [
     (gke(dnsEndpoint=False), "cluster.controlPlane.runnerCidrs", "private IP endpoint"),
     (gke(dnsEndpoint=False, runnerCidrs=["10.0.0.1/24"]), "cluster.controlPlane.runnerCidrs", "not a CIDR block"),
-    (eks(), "cluster.controlPlane.runnerCidrs", "private only"),
     (eks(runnerCidrs=["192.168.0.0/24"]), "cluster.controlPlane.runnerCidrs[0]", "outside the VPC"),
     (eks(dnsEndpoint=True, runnerCidrs=["10.0.9.0/24"]), "cluster.controlPlane.dnsEndpoint", "is for GKE"),
-], ids=["gke-private-ip", "gke-bad-cidr", "eks-private-only", "eks-runner-outside-vpc", "eks-dns"])
+], ids=["gke-private-ip", "gke-bad-cidr", "eks-runner-outside-vpc", "eks-dns"])
 def test_an_unreachable_endpoint_is_refused_with_its_key_path(raw, path, words):
     text = problems(raw)
     assert f"{path}:" in text and words in text, text
+
+
+def test_a_private_only_eks_endpoint_without_runners_is_warned_about():
+    run = run_stack(eks(), stack="endpoint")
+    warnings = [d.message for d in run.diagnostics if d.severity == "warning"]
+    assert any("private only" in w and "cluster.controlPlane.runnerCidrs" in w for w in warnings), warnings
+    assert not run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
 
 
 def test_runner_ranges_make_the_ip_endpoint_usable():

@@ -19,6 +19,7 @@ EXPECTED_LEVELS = {
     "no-public-inference-endpoint": "mandatory", "secrets-from-secret-store": "mandatory",
     "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
+    "control-plane-reachable": "mandatory",
 }
 
 
