@@ -19,9 +19,10 @@ no cluster CA for it. With ``dns_endpoint`` false the provider uses the IP
 endpoint and the cluster CA; a private IP endpoint then needs ``runner_cidrs``,
 the ranges ``pulumi up`` runs from, which are added to the authorized networks.
 Either way the provider authenticates with ``gke-gcloud-auth-plugin`` (no static
-credentials in state) and names the cluster in ``clusterIdentifier``, so moving
-between the two endpoints updates the provider instead of replacing it and every
-Kubernetes object it manages (pulumi-kubernetes ``DiffConfig``).
+credentials in state) and names the cluster in ``clusterIdentifier``: once a
+deployed provider carries it, moving between the two endpoints updates the
+provider instead of replacing it and every Kubernetes object it manages
+(pulumi-kubernetes ``DiffConfig``, since v4.16.0).
 """
 
 import ipaddress
