@@ -54,6 +54,9 @@ def resource_args(r: R, config: dict | None = None) -> ResourceValidationArgs:
 def stack_args(resources: list[R], config: dict | None = None) -> StackValidationArgs:
     items = [PolicyResource(r.type, unknown_checking_proxy(copy.deepcopy(r.props)), r.urn, r.name, _opts(r.parent),
                             None, None, [], {}) for r in resources]
+    by_urn = {item.urn: item for item in items}
+    for r, item in zip(resources, items, strict=True):  # as the SDK does: dependency URNs become resources
+        item.dependencies = [by_urn[d] for d in r.dependencies if d in by_urn]
     return StackValidationArgs(items, config)
 
 

@@ -20,6 +20,7 @@ EXPECTED_LEVELS = {
     "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
     "serving-requests-fit-nodes": "mandatory",
+    "control-plane-reachable": "mandatory",
 }
 
 

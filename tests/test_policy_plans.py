@@ -317,6 +317,19 @@ def an_empty_constraint(plan):
     return template["urn"].rsplit("::", 1)[1]
 
 
+def turn_off_the_dns_endpoint(plan):
+    """prod as it shipped before: only a private IP endpoint, authorized for a range nothing in the plan is in."""
+    del one(plan, "gcp:container/cluster:Cluster")["inputs"]["controlPlaneEndpointsConfig"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
+def make_the_eks_endpoint_private_only(plan):
+    vpc = one(plan, "aws:eks/cluster:Cluster")["inputs"]["vpcConfig"]
+    vpc["endpointPublicAccess"] = False
+    del vpc["publicAccessCidrs"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
 MUTATIONS = [
     ("dev", drop_gke_no_default_label, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     # a DRA-labelled pool that also lets GKE install its driver: two rules see it
@@ -353,6 +366,8 @@ MUTATIONS = [
     ("dev", request_the_nominal_sizes_of_a_node, "serving-requests-fit-nodes"),
     ("dev", ask_the_tpu_server_for_the_old_catalogs_memory, "serving-requests-fit-nodes"),
     ("eks-dev", request_more_cpu_than_an_eks_node_has, "serving-requests-fit-nodes"),
+    ("prod", turn_off_the_dns_endpoint, "control-plane-reachable"),
+    ("eks-dev", make_the_eks_endpoint_private_only, "control-plane-reachable"),
 ]
 
 
