@@ -28,8 +28,8 @@ pulumi-aws 7.51.1), each named in its table's source string:
 - pulumi-aws 7.x bridges terraform-provider-aws 6.x (pulumi/pulumi-aws#5665); read at the newest
   stored forms: cluster.go of 2026 (control_plane_scaling_config, deletion_protection) and
   node_group.go at 012e0a3 (node_repair_config). The pinned SDK also has fields no stored source shows
-  (ClusterArgs.default_addons_to_removes, kube_*_config; NodeGroupArgs.warm_pool_config): not listed,
-  so a change there is shown as an update the provider might still make a replacement.
+  (ClusterArgs.default_addons_to_removes, kube_*_config; NodeGroupArgs.warm_pool_config): they are
+  listed in ``UNREAD``, and a change there is an update with a note that the provider may replace.
 - kubernetes validation.go at 009801d (DeviceClass specs are mutable there: no rule).
 
 Not modelled, for want of a plain ForceNew to read: the GKE cluster's CustomizeDiff rules
@@ -238,6 +238,18 @@ EKS_TABLES: dict[str, list[Rule]] = {
 
 #: One table per bridged provider's resource type; a new cloud adds its provider's tables here.
 _BY_TYPE: dict[str, list[Rule]] = {**GKE_TABLES, **EKS_TABLES}
+
+#: Inputs the pinned SDK has that no source read here shows: a change there is noted, not judged.
+UNREAD: dict[str, tuple[Path, ...]] = {
+    "aws:eks/cluster:Cluster": tuple(parse_path(p) for p in (
+        "defaultAddonsToRemoves", "kubeApiServerConfig", "kubeControllerManagerConfig", "kubeSchedulerConfig")),
+    "aws:eks/nodeGroup:NodeGroup": (parse_path("warmPoolConfig"),),
+}
+
+
+def unread(type_: str, path: Path) -> bool:
+    """The change at ``path`` falls under an input whose replacement behaviour no source read here shows."""
+    return any(_agree(p, path) and len(p) <= len(path) for p in UNREAD.get(type_, ()))
 
 
 def rules_for(type_: str, inputs: dict[str, Any], provider_inputs: dict[str, Any] | None = None) -> list[Rule] | None:
