@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gpu_fungibility import pins
 from gpu_fungibility.device_plugin import device_plugin_values
 from gpu_fungibility.node_selection import NodeTaint
