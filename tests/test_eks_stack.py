@@ -206,7 +206,7 @@ def test_device_plugin_values_that_admit_dra_nodes_are_refused():
     raw = eks_dev_config()
     raw["drivers"] = {"nvidiaDevicePlugin": {
         "chart": "nvidia-device-plugin", "repo": "https://nvidia.github.io/k8s-device-plugin",
-        "version": "0.17.1", "namespace": "nvidia-device-plugin",
+        "version": "0.20.0", "namespace": "nvidia-device-plugin",
         "values": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}}},
