@@ -27,7 +27,7 @@ help:
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
-	@echo "make preflight STACK=dev [JSON=1]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
+	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
 	@echo "make lint                        ruff"
@@ -74,7 +74,7 @@ simulate: venv
 		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
 
 preflight: venv
-	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json)
+	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(DEADLINE))
 
 bench: venv
 	$(PY) bench/bench_plan.py

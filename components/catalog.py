@@ -14,7 +14,13 @@ cloud.google.com/tpu/docs/v6e, /v5e and /v5p, aws.amazon.com/ec2/instance-types/
 /g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB; Azure's VM size
 pages, MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/gpu-accelerated/
 nca100v4-, ncadsh100v5-, ndh100v5-, nvadsa10v5- and ncast4v3-series.md, whose memory is GiB
-as the Resource SKUs API's ``MemoryGB`` capability; tests/fixtures/aks_vm_sizes.json).
+as the Resource SKUs API's ``MemoryGB`` capability).
+
+tests/test_machine_catalog.py checks every shape against real data: GCE against a recorded slice of
+``gcloud compute machine-types list`` (tests/fixtures/gce_machine_types.csv), EC2 against the
+DescribeInstanceTypes data moto ships (vCPUs, memory, GPU count and model), EKS ``max_pods`` against
+the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv); tests/test_aks_catalog.py
+checks the AKS sizes against Azure's size tables (tests/fixtures/aks_vm_sizes.json).
 """
 
 from dataclasses import dataclass, field
@@ -68,7 +74,8 @@ class MachineShape:
     vcpus: int = 0
     memory_gib: float = 0.0
     #: EKS: the pods the VPC CNI lets a node run (ENIs x (IPv4 per ENI - 1) + 2), which AL2023's
-    #: nodeadm uses for kube-reserved memory (awslabs/amazon-eks-ami templates/shared/runtime/eni-max-pods.txt).
+    #: nodeadm uses for kube-reserved memory (awslabs/amazon-eks-ami nodeadm/internal/kubelet/
+    #: instance-info.jsonl, tag v20260724; formerly templates/shared/runtime/eni-max-pods.txt).
     max_pods: int | None = None
 
 
@@ -182,7 +189,7 @@ GKE_MACHINES: dict[str, MachineShape] = _shapes(
     MachineShape("a3-highgpu-2g", "nvidia-h100-80gb", 2, "gke", vcpus=52, memory_gib=468),
     MachineShape("a3-highgpu-4g", "nvidia-h100-80gb", 4, "gke", vcpus=104, memory_gib=936),
     MachineShape("a3-highgpu-8g", "nvidia-h100-80gb", 8, "gke", vcpus=208, memory_gib=1872),
-    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke", vcpus=224, memory_gib=2944),
+    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke", vcpus=224, memory_gib=2952),
     MachineShape("a4-highgpu-8g", "nvidia-b200", 8, "gke", vcpus=224, memory_gib=3968),
     MachineShape("g2-standard-4", "nvidia-l4", 1, "gke", vcpus=4, memory_gib=16),
     MachineShape("g2-standard-8", "nvidia-l4", 1, "gke", vcpus=8, memory_gib=32),
@@ -196,9 +203,9 @@ GKE_MACHINES: dict[str, MachineShape] = _shapes(
     MachineShape("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", 4, "gke", "2x2", vcpus=112, memory_gib=192),
     MachineShape("ct5lp-hightpu-8t", "tpu-v5-lite-podslice", 8, "gke", "2x4", vcpus=224, memory_gib=384),
     MachineShape("ct5p-hightpu-4t", "tpu-v5p-slice", 4, "gke", "2x2x1", vcpus=208, memory_gib=448),
-    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1", vcpus=44, memory_gib=448),
+    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1", vcpus=44, memory_gib=176),
     MachineShape("ct6e-standard-4t", "tpu-v6e-slice", 4, "gke", "2x2", vcpus=180, memory_gib=720),
-    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4", vcpus=180, memory_gib=1440),
+    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4", vcpus=360, memory_gib=1440),
 )
 
 # T4 attaches to general-purpose N1 machines in counts of 1, 2 or 4.
@@ -206,9 +213,12 @@ ATTACHABLE_GPUS: dict[str, tuple[str, tuple[int, ...]]] = {
     "n1-": ("nvidia-tesla-t4", (1, 2, 4)),
 }
 
-#: N1 machine types: n1-<kind>-<vCPUs>, memory GiB per vCPU by kind.
+#: N1 machine types: n1-<kind>-<vCPUs>, memory GiB per vCPU by kind, and the sizes each kind comes in
+#: (there is no n1-highmem-1 or n1-highcpu-1); checked against `gcloud compute machine-types list` in
+#: tests/test_machine_catalog.py.
 N1_MEMORY_PER_VCPU = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
 N1_VCPUS = (1, 2, 4, 8, 16, 32, 64, 96)
+N1_VCPUS_BY_KIND = {"standard": N1_VCPUS, "highmem": N1_VCPUS[1:], "highcpu": N1_VCPUS[1:]}
 
 EKS_INSTANCES: dict[str, MachineShape] = _shapes(
     MachineShape("g4dn.xlarge", "nvidia-tesla-t4", 1, "eks", vcpus=4, memory_gib=16, max_pods=29),
@@ -302,6 +312,6 @@ def host_shape(machine: str) -> HostShape | None:
         return HostShape(shape.name, shape.vcpus, shape.memory_gib, shape.max_pods)
     family, _, rest = machine.partition("-")
     kind, _, size = rest.partition("-")
-    if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS:
+    if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS_BY_KIND[kind]:
         return HostShape(machine, int(size), N1_MEMORY_PER_VCPU[kind] * int(size))
     return None

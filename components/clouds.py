@@ -13,7 +13,7 @@ another cloud's labels or load-balancer annotations.
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import catalog
+from . import catalog, node_capacity
 from . import wiring_keys as w
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint
@@ -57,16 +57,40 @@ class CloudProfile:
     default_device_plugin_opt_out: str | None = None
     #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
     #: metrics agents, CSI and network plugins), as ``(millicores, MiB)``. A margin the library chooses,
-    #: not a documented figure: those pods' requests vary with the cluster version and add-ons.
+    #: not a documented figure: those pods' requests vary with the cluster version and add-ons. It is above
+    #: the requests of the non-workload pods measured on real nodes (2i2c-org/infrastructure
+    #: node-capacity-info.json, commit 1097ae3c, ``measured_overhead``: kube-system and that operator's own
+    #: per-node pods): GKE n2-highmem-4 443m / 596 MiB, EKS r5.xlarge 170m / 250 MiB.
     system_pods_reserve: CpuMemory = (500, 1024)
     #: Seconds between the cloud's spot reclaim notice and the end of the VM (see docs/workloads.md).
     spot_notice_seconds: int = 0
     #: The longest ``terminationGracePeriodSeconds`` a serving pod on a spot node can actually use.
     spot_pod_grace_seconds: int = 0
 
-    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
-        """``(millicores, MiB)`` a node of this machine offers pods: capacity minus what the cloud reserves."""
+    #: The kubelet's hard eviction threshold for memory (MiB), subtracted from capacity.
+    eviction_hard_mib: int = node_capacity.EVICTION_HARD_MIB
+
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` a node of this machine reports as its capacity: every vCPU, and the nominal
+        memory minus the kernel's share (the kernel's MemTotal).
+
+        A new cloud implements this and :meth:`kube_reserved`, each figure citing the cloud's own source
+        or public measurements (``tests/fixtures/node_capacity_measurements.csv``), and erring low where it
+        must guess: a capacity above the real one makes pods that never schedule.
+        """
         raise NotImplementedError
+
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` the cloud's kubelet configuration reserves (``kube-reserved`` plus
+        ``system-reserved``) on a node of this machine."""
+        raise NotImplementedError
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` a node of this machine offers pods: capacity minus what the cloud reserves
+        and the hard eviction threshold."""
+        cpu, memory = self.capacity(host)
+        reserved_cpu, reserved_memory = self.kube_reserved(host)
+        return cpu - reserved_cpu, memory - reserved_memory - self.eviction_hard_mib
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         raise NotImplementedError
@@ -133,17 +157,15 @@ class Gke(CloudProfile):
     spot_notice_seconds = 30
     spot_pod_grace_seconds = 15
 
-    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
-        # cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes ("Memory and CPU reservations"):
-        # memory: 255 MiB below 1 GiB, else 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8,
-        # 6% of the next 112 and 2% above 128 GiB; plus the 100 MiB hard eviction threshold.
-        # CPU: 6% of the first core, 1% of the next, 0.5% of the next 2, 0.25% above 4.
-        memory_mib = host.memory_gib * 1024
-        if host.memory_gib < 1:
-            reserved = 255.0
-        else:
-            reserved = _tiered(memory_mib, ((4096, 0.25), (4096, 0.20), (8192, 0.10), (114688, 0.06), (None, 0.02)))
-        return host.vcpus * 1000 - cpu_reserved_millicores(host.vcpus), int(memory_mib - reserved - EVICTION_HARD_MIB)
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        # The Cluster Autoscaler's GCE template model of MemTotal on COS (node_capacity.gke_kernel_reserved_mib).
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
+        return host.vcpus * 1000, int(nominal - node_capacity.gke_kernel_reserved_mib(nominal))
+
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        # GKE's tiers, of the nominal memory (node_capacity.GKE_MEMORY_TIERS).
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
+        return cpu_reserved_millicores(host.vcpus), node_capacity.gke_kube_reserved_mib(nominal)
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         if family == "tpu":
@@ -246,14 +268,17 @@ class Eks(CloudProfile):
     #: Pods per node when the catalog does not know the instance (Kubernetes' default maxPods).
     DEFAULT_MAX_PODS = 110
 
-    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
-        # awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go (AL2023): kubeReserved memory
-        # 11 MiB x maxPods + 255 MiB (getMemoryMebibytesToReserve), kubeReserved CPU in the same tiers as
-        # GKE (getCPUMillicoresToReserve), evictionHard memory.available 100Mi.
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        # A share fitted below public measurements (node_capacity.eks_kernel_reserved_mib).
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
+        return host.vcpus * 1000, int(nominal - node_capacity.eks_kernel_reserved_mib(nominal))
+
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        # AL2023 nodeadm: 11 MiB x maxPods + 255 MiB (node_capacity.eks_kube_reserved_mib). maxPods is the
+        # VPC CNI's ENI figure nodeadm computes; a lower maxPods (a kubelet override, a cap) reserves less,
+        # so the estimate then errs low.
         max_pods = host.max_pods or self.DEFAULT_MAX_PODS
-        memory_mib = host.memory_gib * 1024
-        reserved = 11 * max_pods + 255
-        return host.vcpus * 1000 - cpu_reserved_millicores(host.vcpus), int(memory_mib - reserved - EVICTION_HARD_MIB)
+        return cpu_reserved_millicores(host.vcpus), node_capacity.eks_kube_reserved_mib(max_pods)
 
     #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
     AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
@@ -341,35 +366,19 @@ class Aks(CloudProfile):
     spot_pod_grace_seconds = 15
     #: The label that names a node's pool (learn.microsoft.com/azure/aks/use-labels, reserved labels).
     node_pool_label = w.AKS_AGENTPOOL
-    #: kube-reserved CPU by cores on the host (learn.microsoft.com/azure/aks/node-resource-reservations,
-    #: "CPU reservations"); between the listed sizes the next larger size's figure is taken, above 64 cores
-    #: the last step (10 millicores a core) is extended.
-    CPU_RESERVED = ((1, 60), (2, 100), (4, 140), (8, 180), (16, 260), (32, 420), (64, 740))
-    #: The kernel's share of a VM's memory (MemTotal below nominal): struct page (64 bytes per 4 KiB page,
-    #: 1/64) plus 128 MiB, which stays below the capacity AKS nodes report (DS1 v2 3.5 GiB -> 3500452Ki,
-    #: DS2 v2 7 GiB -> 7113660Ki; tests/fixtures/aks_node_capacity.json) by 19-28 MiB: the cautious side.
-    KERNEL_FIXED_MIB = 128
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
-        """``(millicores, MiB)`` the kubelet reports as capacity: the nominal memory less the kernel's share."""
-        nominal = host.memory_gib * 1024
-        return host.vcpus * 1000, int(nominal - nominal / 64 - self.KERNEL_FIXED_MIB)
+        # The kernel's share fitted below AKS measurements (node_capacity.aks_kernel_reserved_mib).
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
+        return host.vcpus * 1000, int(nominal - node_capacity.aks_kernel_reserved_mib(nominal))
 
-    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
-        # learn.microsoft.com/azure/aks/node-resource-reservations, "AKS 1.29 and later": kube-reserved memory
-        # is the lesser of 20 MB x maxPods + 50 MB and 25% of the memory, plus the 100 Mi memory.available
-        # hard eviction threshold. "MB" is read as MiB and 25% taken of the nominal memory: both the larger.
-        cpu, memory = self.capacity(host)
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        # AKS 1.29+: CPU by cores, memory min(20 MiB x maxPods + 50 MiB, 25%) (node_capacity, AKS section);
+        # the 100 MiB memory.available hard eviction threshold is the base class's.
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
         max_pods = host.max_pods or catalog.AKS_MAX_PODS
-        reserved = min(20 * max_pods + 50, 0.25 * host.memory_gib * 1024)
-        return cpu - self.cpu_reserved_millicores(host.vcpus), int(memory - reserved - EVICTION_HARD_MIB)
-
-    def cpu_reserved_millicores(self, vcpus: int) -> int:
-        for cores, millicores in self.CPU_RESERVED:
-            if vcpus <= cores:
-                return millicores
-        last_cores, last = self.CPU_RESERVED[-1]
-        return last + 10 * (vcpus - last_cores)
+        return (node_capacity.aks_cpu_reserved_millicores(host.vcpus),
+                node_capacity.aks_kube_reserved_mib(nominal, max_pods))
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         return Eks.accelerator_labels(self, family, dra)
@@ -427,26 +436,9 @@ class Aks(CloudProfile):
         return []
 
 
-#: The kubelet's hard eviction threshold for memory on both clouds (GKE: plan-node-sizes; EKS: nodeadm).
-EVICTION_HARD_MIB = 100
-
-
-def _tiered(amount: float, tiers: Sequence[tuple[float | None, float]]) -> float:
-    """Sum of ``rate x part`` over consecutive tiers of ``amount`` (``None``: the rest)."""
-    total, left = 0.0, amount
-    for size, rate in tiers:
-        part = left if size is None else min(left, size)
-        total += part * rate
-        left -= part
-        if left <= 0:
-            break
-    return total
-
-
-def cpu_reserved_millicores(vcpus: int) -> int:
-    """CPU both GKE and EKS (AL2023) reserve for the system: 6% of the first core, 1% of the second,
-    0.5% of the next two, 0.25% of every core above four."""
-    return int(_tiered(vcpus * 1000, ((1000, 0.06), (1000, 0.01), (2000, 0.005), (None, 0.0025))))
+#: The kubelet's hard eviction threshold for memory on every cloud (see node_capacity).
+EVICTION_HARD_MIB = node_capacity.EVICTION_HARD_MIB
+cpu_reserved_millicores = node_capacity.cpu_reserved_millicores
 
 
 PROFILES: dict[str, CloudProfile] = {p.name: p for p in (Gke(), Eks(), Aks())}

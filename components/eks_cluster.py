@@ -8,6 +8,11 @@ entries for ``controlPlane.adminPrincipals`` or, by default, the identity that
 deploys the stack; Kubernetes secrets are
 envelope-encrypted with a KMS key; all control plane logs go to CloudWatch;
 an OIDC provider enables IAM roles for service accounts (IRSA).
+
+A private-only endpoint answers inside the VPC alone, and the cluster security
+group EKS creates admits only itself: ``runner_cidrs`` names the ranges in the
+VPC that ``pulumi up`` runs from, and each gets an HTTPS ingress rule on that
+group, so the Kubernetes provider can reach the API.
 """
 
 import ipaddress
@@ -41,6 +46,15 @@ KUBECONFIG_EXEC_API = "client.authentication.k8s.io/v1beta1"
 
 
 IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+")
+#: The API server's port; the ingress rules for ``runner_cidrs`` open it and nothing else.
+API_PORT = 443
+#: Description of those rules: the policy pack's ``control-plane-reachable`` rule reads it.
+RUNNER_RULE_DESCRIPTION = "pulumi up runner: Kubernetes API"
+PRIVATE_WITHOUT_RUNNER = (
+    "the API endpoint is private only and no runner_cidrs (cluster.controlPlane.runnerCidrs) are given: "
+    "`pulumi up` reaches it only from inside the VPC through a security group rule this stack does not make. "
+    "List the ranges in the VPC that run `pulumi up`, or set public_endpoint with authorized_networks; the "
+    "policy rule control-plane-reachable refuses this plan.")
 
 
 class EksSystemNodeGroup(TypedDict):
@@ -71,6 +85,9 @@ class EksClusterArgs(TypedDict):
     """Expose the API endpoint publicly, to ``authorized_networks`` only (default false)."""
     authorized_networks: NotRequired[list[str]]
     """CIDR blocks allowed to reach a public endpoint."""
+    runner_cidrs: NotRequired[list[str]]
+    """Ranges inside the VPC that ``pulumi up`` runs from: each may reach the API on 443. Without them a
+    private-only endpoint (``public_endpoint`` false) gets a warning, and the policy pack refuses the plan."""
     admin_principals: NotRequired[list[str]]
     """IAM role/user ARNs given cluster-admin access entries (default: the identity that deploys)."""
     deletion_protection: NotRequired[bool]
@@ -90,11 +107,12 @@ def cluster_issues(args: EksClusterArgs) -> Issues:
     if args.get("public_endpoint") and not args.get("authorized_networks"):
         issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
                                           "an open control plane is never the default"))
-    for i, cidr in enumerate(args.get("authorized_networks") or []):
-        try:
-            ipaddress.ip_network(cidr, strict=True)
-        except ValueError as exc:
-            issues.append((f"authorized_networks[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
+    for key in ("authorized_networks", "runner_cidrs"):
+        for i, cidr in enumerate(args.get(key) or []):
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                issues.append((f"{key}[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
     principals = list(args.get("admin_principals") or [])
     for i, arn in enumerate(principals):
         if not IAM_PRINCIPAL_ARN.fullmatch(arn):
@@ -228,6 +246,9 @@ class EksCluster(LibraryComponent):
         )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
+        runner_rules = _runner_access(name, cluster, list(args.get("runner_cidrs") or []), tags, self)
+        if not args.get("public_endpoint") and not runner_rules:
+            pulumi.log.warn(PRIVATE_WITHOUT_RUNNER, resource=self)
 
         admins = _admin_access(name, cluster, list(args.get("admin_principals") or []), partition, self)
         issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
@@ -257,6 +278,7 @@ class EksCluster(LibraryComponent):
             cluster.certificate_authority.apply(lambda ca: ca.data),
             system_node_group.id,
             *[a.id for a in admins],
+            *[r.id for r in runner_rules],
         ).apply(lambda a: json.dumps(kubeconfig(a[0], a[1], a[2], region)))
         self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         self.register()
@@ -330,6 +352,31 @@ def _admin_access(
             opts=parent.child(),
         ))
     return associations
+
+
+def _runner_access(
+    name: str,
+    cluster: aws.eks.Cluster,
+    runner_cidrs: list[str],
+    tags: dict[str, str],
+    parent: LibraryComponent,
+) -> list[aws.vpc.SecurityGroupIngressRule]:
+    """HTTPS from each runner range to the cluster security group (the API's private endpoint)."""
+    group = cluster.vpc_config.apply(lambda vpc: vpc.cluster_security_group_id)
+    return [
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-runner-{i}",
+            security_group_id=group,
+            cidr_ipv4=cidr,
+            ip_protocol="tcp",
+            from_port=API_PORT,
+            to_port=API_PORT,
+            description=RUNNER_RULE_DESCRIPTION,
+            tags=tags,
+            opts=parent.child(),
+        )
+        for i, cidr in enumerate(runner_cidrs)
+    ]
 
 
 def _system_node_group(

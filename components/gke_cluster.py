@@ -6,8 +6,23 @@ service account instead of the Compute Engine default one, Workload Identity
 and the GKE metadata server, shielded nodes with secure boot, private nodes
 and a private or allow-listed control-plane endpoint, deletion protection.
 
-The Kubernetes provider is built from the cluster's endpoint and CA and
-authenticates with ``gke-gcloud-auth-plugin`` (no static credentials in state).
+The Kubernetes provider and the ``kubeconfig`` output use the DNS-based
+control-plane endpoint by default (``dns_endpoint``): a name under ``gke.goog``
+that accepts traffic from anywhere and authorizes every request with IAM
+(``container.clusters.connect``) before Kubernetes RBAC, so ``pulumi up`` can
+reach a cluster whose IP endpoint is private without a bastion or VPN. The
+endpoint has a publicly trusted certificate: like ``gcloud container clusters
+get-credentials --dns-endpoint`` (google-cloud-sdk,
+``lib/googlecloudsdk/api_lib/container/kubeconfig.py``, ``Cluster()`` drops
+``certificate-authority-data`` when ``has_dns_endpoint``), the kubeconfig carries
+no cluster CA for it. With ``dns_endpoint`` false the provider uses the IP
+endpoint and the cluster CA; a private IP endpoint then needs ``runner_cidrs``,
+the ranges ``pulumi up`` runs from, which are added to the authorized networks.
+Either way the provider authenticates with ``gke-gcloud-auth-plugin`` (no static
+credentials in state) and names the cluster in ``clusterIdentifier``: once a
+deployed provider carries it, moving between the two endpoints updates the
+provider instead of replacing it and every Kubernetes object it manages
+(pulumi-kubernetes ``DiffConfig``, since v4.16.0).
 """
 
 import ipaddress
@@ -32,6 +47,9 @@ NODE_ROLES = {
 SYSTEM_POOL = "system"
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+#: ``displayName`` prefix of the authorized networks that come from ``runner_cidrs``: the policy pack's
+#: ``control-plane-reachable`` rule reads it as a range declared to run ``pulumi up``.
+RUNNER_NETWORK_PREFIX = "runner-"
 
 
 def node_account_id(cluster_name: str) -> str:
@@ -39,13 +57,19 @@ def node_account_id(cluster_name: str) -> str:
     return f"{cluster_name[:23].rstrip('-')}-nodes"
 
 
-def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig for the cluster that authenticates through ``gke-gcloud-auth-plugin``."""
+def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str | None) -> str:
+    """A kubeconfig for the cluster that authenticates through ``gke-gcloud-auth-plugin``.
+
+    ``ca_certificate`` None: the DNS-based endpoint, whose certificate is publicly trusted, so the
+    client verifies it against the system roots (as ``get-credentials --dns-endpoint`` writes it).
+    """
+    server: dict[str, str] = {"server": f"https://{endpoint}"}
+    if ca_certificate is not None:
+        server["certificate-authority-data"] = ca_certificate
     return json.dumps({
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": cluster_name, "cluster": {
-            "server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
+        "clusters": [{"name": cluster_name, "cluster": server}],
         "users": [{"name": cluster_name, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": AUTH_PLUGIN,
@@ -56,6 +80,36 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
         "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
         "current-context": cluster_name,
     }, indent=2)
+
+
+def cluster_identifier(args: "GkeClusterArgs") -> pulumi.Output[str]:
+    """The cluster's resource name: the provider is replaced only when it changes, never for an endpoint move."""
+    return pulumi.Output.concat("projects/", args["project"], "/locations/", args["location"],
+                                "/clusters/", args["name"])
+
+
+def authorized_blocks(args: "GkeClusterArgs") -> list[tuple[str, str]]:
+    """``(displayName, cidr)`` of the authorized networks: the allow-list, then the runner ranges."""
+    return ([(f"authorized-{i}", c) for i, c in enumerate(args.get("authorized_networks", []))]
+            + [(f"{RUNNER_NETWORK_PREFIX}{i}", c) for i, c in enumerate(args.get("runner_cidrs", []))])
+
+
+def endpoints_config(args: "GkeClusterArgs") -> gcp.container.ClusterControlPlaneEndpointsConfigArgs | None:
+    """The DNS-based endpoint with user traffic allowed, or nothing (the cluster's default) when it is off.
+
+    terraform-provider-google(-beta) v7.0.0 to v7.45.0 (``resource_container_cluster.go``): the block has no
+    ForceNew field and a change is sent as ``UpdateCluster`` ``desiredControlPlaneEndpointsConfig``, in place.
+    """
+    if not args.get("dns_endpoint", True):
+        return None
+    return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+        dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+            allow_external_traffic=True))
+
+
+def _dns_endpoint_of(config: Any) -> str:
+    dns = getattr(config, "dns_endpoint_config", None) if config is not None else None
+    return (getattr(dns, "endpoint", None) or "") if dns is not None else ""
 
 
 class GkeSystemPool(TypedDict):
@@ -103,7 +157,15 @@ class GkeClusterArgs(TypedDict):
     public_endpoint: NotRequired[bool]
     """Expose the control-plane endpoint publicly, to ``authorized_networks`` only (default false)."""
     authorized_networks: NotRequired[list[str]]
-    """CIDR blocks allowed to reach the control plane."""
+    """CIDR blocks allowed to reach the control plane's IP endpoint."""
+    dns_endpoint: NotRequired[bool]
+    """Give the Kubernetes provider and the kubeconfig the DNS-based endpoint, IAM-authorized and reachable
+    from anywhere (``allowExternalTraffic``), while the IP endpoint keeps ``public_endpoint`` (default true).
+    False: they use the IP endpoint."""
+    runner_cidrs: NotRequired[list[str]]
+    """Where ``pulumi up`` runs (a subnet of this network, a VPN or peered range), added to the authorized
+    networks. Required when the provider uses a private IP endpoint (``dns_endpoint`` and ``public_endpoint``
+    both false): nothing else could reach it."""
     deletion_protection: NotRequired[bool]
     """Refuse to delete the cluster (default true)."""
     labels: NotRequired[dict[str, str]]
@@ -126,11 +188,17 @@ def cluster_issues(args: GkeClusterArgs) -> Issues:
     if args.get("public_endpoint") and not args.get("authorized_networks"):
         issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
                                           "an open control plane is never the default"))
-    for i, cidr in enumerate(args.get("authorized_networks", [])):
-        try:
-            ipaddress.ip_network(cidr, strict=True)
-        except ValueError as exc:
-            issues.append((f"authorized_networks[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
+    for key in ("authorized_networks", "runner_cidrs"):
+        for i, cidr in enumerate(args.get(key, [])):
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                issues.append((f"{key}[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
+    if not args.get("dns_endpoint", True) and not args.get("public_endpoint", False) and not args.get("runner_cidrs"):
+        issues.append(("runner_cidrs", "the Kubernetes provider would use the private IP endpoint, which only "
+                                       "authorized networks inside the VPC reach: list the ranges `pulumi up` runs "
+                                       "from (a subnet of this network, a VPN or peered range), or keep "
+                                       "dns_endpoint true (IAM-authorized, reachable from anywhere)"))
     problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
     if problem:
         issues.append(("kubernetes_version", problem))
@@ -150,9 +218,12 @@ class GkeCluster(LibraryComponent):
     cluster_name: pulumi.Output[str]
     """The cluster's name."""
     endpoint: pulumi.Output[str]
-    """The control plane's endpoint (an IP address)."""
+    """The control plane's IP endpoint (private when ``public_endpoint`` is false)."""
+    dns_endpoint: pulumi.Output[str]
+    """The control plane's DNS-based endpoint (``gke-...gke.goog``); usable when ``dns_endpoint`` is on."""
     kubeconfig: pulumi.Output[str]
-    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (a secret)."""
+    """A kubeconfig for the endpoint the provider uses (DNS-based by default) that authenticates with
+    gke-gcloud-auth-plugin (a secret)."""
     kubernetes_provider: k8s.Provider
     """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
     node_service_account: pulumi.Output[str]
@@ -172,13 +243,18 @@ class GkeCluster(LibraryComponent):
         cluster = self._cluster(name, args, account.email, bindings)
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
+        self.dns_endpoint = cluster.control_plane_endpoints_config.apply(_dns_endpoint_of)
         self.system_pool = self._system_pool(name, args, cluster.name, account.email)
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-            cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate,
-        ).apply(lambda v: kubeconfig(v[0], v[1], v[2] or "")))
+        if args.get("dns_endpoint", True):
+            config = pulumi.Output.all(cluster.name, self.dns_endpoint).apply(lambda v: kubeconfig(v[0], v[1], None))
+        else:
+            config = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate,
+                                       ).apply(lambda v: kubeconfig(v[0], v[1], v[2] or ""))
+        self.kubeconfig = pulumi.Output.secret(config)
         self.kubernetes_provider = k8s.Provider(
             f"{name}-k8s",
-            k8s.ProviderArgs(kubeconfig=self.kubeconfig, enable_server_side_apply=True),
+            k8s.ProviderArgs(kubeconfig=self.kubeconfig, enable_server_side_apply=True,
+                             cluster_identifier=cluster_identifier(args)),
             opts=self.child(),
         )
         self.register()
@@ -252,10 +328,10 @@ class GkeCluster(LibraryComponent):
                 ),
                 master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                     cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                        cidr_block=cidr, display_name=f"authorized-{i}")
-                        for i, cidr in enumerate(args.get("authorized_networks", []))],
+                        cidr_block=cidr, display_name=display_name) for display_name, cidr in authorized_blocks(args)],
                     gcp_public_cidrs_access_enabled=False,
                 ),
+                control_plane_endpoints_config=endpoints_config(args),
                 workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                     workload_pool=pulumi.Output.from_input(args["project"]).apply(lambda p: f"{p}.svc.id.goog")),
                 enable_shielded_nodes=True,

@@ -6,21 +6,23 @@ every pin in one place. Components default to these; a caller (or a stack's
 """
 
 # ---- Helm charts: reference, version, the namespace the release goes to
+# Each chart's defaults, as the policy pack models them, are recorded in policies/charts.py with the
+# version they were read at: moving a pin means re-reading that chart's values.yaml and templates.
 
 NVIDIA_DRA_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
 # renovate: datasource=docker depName=registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu
-NVIDIA_DRA_VERSION = "0.4.0"
+NVIDIA_DRA_VERSION = "0.4.1"
 NVIDIA_DRA_NAMESPACE = "dra-driver-nvidia-gpu"
 
 TPU_DRA_CHART = "oci://registry.k8s.io/dra-driver-google/charts/dra-driver-google-tpu"
 # renovate: datasource=docker depName=registry.k8s.io/dra-driver-google/charts/dra-driver-google-tpu
-TPU_DRA_VERSION = "0.1.0"
+TPU_DRA_VERSION = "0.2.0"
 TPU_DRA_NAMESPACE = "dra-driver-google-tpu"
 
 NVIDIA_DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
 NVIDIA_DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
 # renovate: datasource=helm depName=nvidia-device-plugin registryUrl=https://nvidia.github.io/k8s-device-plugin
-NVIDIA_DEVICE_PLUGIN_VERSION = "0.17.1"
+NVIDIA_DEVICE_PLUGIN_VERSION = "0.20.0"
 NVIDIA_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"

@@ -1,15 +1,18 @@
 """CPU and memory for serving pods: what a pool's nodes leave free, and what each pod asks for.
 
 A node's room for serving pods is its allocatable CPU and memory (the
-cloud's formula, :meth:`gpu_fungibility.clouds.CloudProfile.allocatable`)
-minus what always runs there: the cloud's own per-node pods
-(``system_pods_reserve``) and the library's DaemonSets for the pool's
+cloud's model, :meth:`gpu_fungibility.clouds.CloudProfile.allocatable`: the
+capacity the node reports, below the machine's nominal memory, minus the
+cloud's reservations) minus what always runs there: the cloud's own per-node
+pods (``system_pods_reserve``) and the library's DaemonSets for the pool's
 accelerator (:func:`daemon_sets`). A serving container, by default, asks for
-its share of the smallest such room among the pools it can land on: CPU and
-memory requests, and a memory limit equal to the request, which includes the
-in-memory ``/dev/shm`` volume (its ``sizeLimit``). Given requests are checked
-against every pool: one that does not fit a pool's node is an error naming
-the pool and the numbers.
+its share of the smallest such room among the pools it can land on, less
+:data:`HEADROOM_PERCENT` of the node's allocatable, so an estimate that is a
+little off still schedules: CPU and memory requests, and a memory limit equal
+to the request, which includes the in-memory ``/dev/shm`` volume (its
+``sizeLimit``). Given requests are checked against every pool: one that does
+not fit a pool's node (without the headroom) is an error naming the pool and
+the numbers.
 """
 
 from collections.abc import Sequence
@@ -34,6 +37,10 @@ DAEMON_SET_ROOM: dict[str, CpuMemory] = {
 #: /dev/shm for vLLM (tensor-parallel workers exchange data through it); vLLM's own Kubernetes example
 #: (docs.vllm.ai, deployment/k8s) gives it 2Gi. Smaller containers get a quarter of their memory.
 SHM_MIB = 2048
+#: Default requests stay this share of the node's estimated allocatable (CPU and memory) below the free room:
+#: the capacity model is within 1.5% of every public measurement (tests/test_node_capacity.py), and the
+#: cloud's own per-node pods vary with the cluster version and add-ons.
+HEADROOM_PERCENT = 3
 CPU_STEP_M = 100
 MEMORY_STEP_MIB = 1024
 SMALL_MEMORY_STEP_MIB = 128
@@ -62,10 +69,21 @@ class NodeRoom:
     machine: str
     allocatable: CpuMemory
     reserved: CpuMemory  # the cloud's system pods and the library's DaemonSets
+    capacity: CpuMemory = (0, 0)  # what the node reports as capacity (0: not given)
 
     @property
     def free(self) -> CpuMemory:
         return self.allocatable[0] - self.reserved[0], self.allocatable[1] - self.reserved[1]
+
+    @property
+    def headroom(self) -> CpuMemory:
+        """What default requests leave unasked: :data:`HEADROOM_PERCENT` of the allocatable."""
+        return self.allocatable[0] * HEADROOM_PERCENT // 100, self.allocatable[1] * HEADROOM_PERCENT // 100
+
+    @property
+    def sizable(self) -> CpuMemory:
+        """The free room default requests share: ``free`` minus ``headroom``."""
+        return self.free[0] - self.headroom[0], self.free[1] - self.headroom[1]
 
 
 def node_room(cloud: str, machine: str, family: str, dra: bool = True) -> NodeRoom | None:
@@ -75,7 +93,7 @@ def node_room(cloud: str, machine: str, family: str, dra: bool = True) -> NodeRo
         return None
     profile = clouds.profile(cloud)
     reserved = _sum([profile.system_pods_reserve, *(DAEMON_SET_ROOM[d] for d in daemon_sets(cloud, family, dra))])
-    return NodeRoom(machine, profile.allocatable(host), reserved)
+    return NodeRoom(machine, profile.allocatable(host), reserved, profile.capacity(host))
 
 
 @dataclass(frozen=True)
@@ -96,6 +114,10 @@ class PoolRoom:
     @property
     def free(self) -> CpuMemory:
         return self.cpu.free[0], self.memory.free[1]
+
+    @property
+    def sizable(self) -> CpuMemory:
+        return min(r.sizable[0] for r in self.rooms), min(r.sizable[1] for r in self.rooms)
 
 
 def pool_room(cloud: str, pool: str, machines: Sequence[str], family: str, dra: bool = True) -> PoolRoom | None:
@@ -177,15 +199,15 @@ def _floor(value: int, step: int) -> int:
 
 
 def default_resources(rooms: Sequence[PoolRoom], share: int = 1) -> ServingResources | None:
-    """Each container's share of the smallest pool's free room (None without a known pool).
+    """Each container's share of the smallest pool's free room less the headroom (None without a known pool).
 
     ``share``: how many serving containers share one node (pods per node x containers per pod).
     CPU is rounded down to 100m, memory to whole GiB (128 MiB steps below 4 GiB).
     """
     if not rooms:
         return None
-    cpu = min(r.free[0] for r in rooms) // max(share, 1)
-    memory = min(r.free[1] for r in rooms) // max(share, 1)
+    cpu = min(r.sizable[0] for r in rooms) // max(share, 1)
+    memory = min(r.sizable[1] for r in rooms) // max(share, 1)
     memory_step = MEMORY_STEP_MIB if memory >= 4 * MEMORY_STEP_MIB else SMALL_MEMORY_STEP_MIB
     return ServingResources(_floor(cpu, CPU_STEP_M), _floor(memory, memory_step))
 

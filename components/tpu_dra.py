@@ -4,9 +4,12 @@ Seed 003's values: no priority class for the kubelet plugin (GKE refuses
 ``system-node-critical`` outside kube-system without a quota) and a toleration
 for GKE's ``google.com/tpu`` taint. Tolerations for every other taint on the
 TPU pools (a compute-class taint, user taints) are added explicitly. The node
-affinity is set to what the chart selects by default (``gke-tpu-accelerator``
-present and ``gke-tpu-dra-driver=true``), so the library states it rather than
-inheriting it from whatever chart version is pinned.
+affinity is stated too: ``gke-tpu-accelerator`` present and
+``gke-tpu-dra-driver=true``, the TPU DRA pools only. Chart 0.1.0 selected those
+nodes by default; from 0.2.0 the chart's default is no affinity at all (the
+plugin runs on every node and idles where there is no TPU,
+kubernetes-sigs/dra-driver-google-tpu v0.2.0 ``values.yaml``), so without this
+value every untainted node would run a privileged, host-network pod.
 """
 
 import copy

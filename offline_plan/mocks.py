@@ -23,8 +23,13 @@ def _short_hash(text: str) -> str:
 
 
 def _gke_cluster(name: str, inputs: dict) -> dict:
+    endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
+    dns = {**(endpoints.get("dnsEndpointConfig") or {}),
+           # GKE's form: gke-<hash>-<project number>.<location>.gke.goog
+           "endpoint": f"gke-{_short_hash(inputs.get('name', name))}-123456789012.{inputs.get('location', 'x')}.gke.goog"}
     return {
         "endpoint": "203.0.113.10",
+        "controlPlaneEndpointsConfig": {**endpoints, "dnsEndpointConfig": dns},
         "masterAuth": {"clusterCaCertificate": FAKE_CA},
         "selfLink": f"https://container.googleapis.com/v1/projects/demo/locations/x/clusters/{inputs.get('name', name)}",
     }

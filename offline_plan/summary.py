@@ -7,6 +7,7 @@ from typing import Any
 
 from gpu_fungibility import catalog
 
+from offline_plan import node_sizes
 from offline_plan.manifests import SchemaResult
 from offline_plan.run import PlanRun
 
@@ -15,7 +16,7 @@ def render(run: PlanRun, objects: list[dict[str, Any]], schema: list[SchemaResul
            sections: list[tuple[str, str]]) -> str:
     cfg = run.config
     parts = [_header(run), _resources(run), _diagnostics(run), _fallback_chain(cfg),
-             _fungibility(cfg, objects), _schemas(schema)]
+             _fungibility(cfg, objects), node_sizes.render(cfg, objects), _schemas(schema)]
     parts += [f"## {title}\n\n{body.strip()}\n" for title, body in sections]
     return "\n".join(p for p in parts if p).rstrip() + "\n"
 

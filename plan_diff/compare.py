@@ -182,6 +182,9 @@ def _compare_resource(old: Resource, new: Resource,
                                             new.inputs)
             if rule is not None:
                 replacements.append(Replacement(change, rule))
+            elif rules_mod.unread(new.type, change.path):
+                notes.append(f"`{format_path(change.path)}`: no provider source for this field was read here; "
+                             "the provider may replace the resource")
         if rule_list is None and not replacements:
             notes.append("no replacement rules are modelled for this type: the provider may still replace it")
         if replacements and all(r.rule.api_only for r in replacements):

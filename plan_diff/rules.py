@@ -15,15 +15,28 @@ A rule's ``kind``:
 Changes to a type with no table here are shown as updates with a note: the provider may still
 replace them, and this module does not say so without a source.
 
-Versions read: pulumi-kubernetes diff.go at cafe8c4 (the newest stored; it has enableSecretMutable,
-as the pinned 4.34 does) and helm_release.go; kubernetes validation.go at 009801d (DeviceClass specs
-are mutable there: no rule); magic-modules node_config.go.tmpl at 4d20455,
-resource_container_node_pool.go.tmpl at ea4301d, resource_container_cluster.go.tmpl at 0d507c5;
-terraform-provider-aws node_group.go and cluster.go in their aws-sdk-go-v2 form (@SDKResource).
+Versions read, against the pinned SDKs (requirements.txt: pulumi-kubernetes 4.34.2, pulumi-gcp 10.2.0,
+pulumi-aws 7.51.1), each named in its table's source string:
+
+- pulumi-kubernetes diff.go and helm_release.go at 94977969 (2026-07-01, the newest stored, after
+  v4.32.0; diff.go's table is unchanged since cafe8c4, which has enableSecretMutable as 4.34 does).
+- pulumi-gcp 10.x (released 2026-10-06) bridges terraform-provider-google-beta 8.x: 9.35.0, the last 9.x,
+  bridged 7.45.0 (pulumi/pulumi-gcp 14da5bc), and Terraform's 8.0.0 came out on 2026-08-26. Read at
+  magic-modules d57784406a (2026-08-21), main just after the 8.0.0 major-release branch was merged
+  (#18733): the 8.0 schemas. private_cluster_config.enable_private_nodes lost ForceNew in v7.13.0
+  (terraform-provider-google resource_container_cluster.go, v7.12.0 vs v7.13.0).
+- pulumi-aws 7.x bridges terraform-provider-aws 6.x (pulumi/pulumi-aws#5665); read at the newest
+  stored forms: cluster.go of 2026 (control_plane_scaling_config, deletion_protection) and
+  node_group.go at 012e0a3 (node_repair_config). The pinned SDK also has fields no stored source shows
+  (ClusterArgs.default_addons_to_removes, kube_*_config; NodeGroupArgs.warm_pool_config): they are
+  listed in ``UNREAD``, and a change there is an update with a note that the provider may replace.
+- kubernetes validation.go at 009801d (DeviceClass specs are mutable there: no rule).
+
 Not modelled, for want of a plain ForceNew to read: the GKE cluster's CustomizeDiff rules
-(ForceNewIfChange on enable_l4_ilb_subsetting and enable_fqdn_network_policy, which the program does
-not set), and a Kubernetes provider whose own configuration change (DiffConfig) would replace every
-object it manages.
+(ForceNewIfChange on enable_l4_ilb_subsetting and enable_fqdn_network_policy when turned off,
+d.ForceNew on dns_config.additive_vpc_scope_dns_domain and enable_k8s_beta_apis.enabled_apis when one is
+removed; the program sets none of them), and a Kubernetes provider whose own configuration change
+(DiffConfig) would replace every object it manages.
 """
 
 from __future__ import annotations
@@ -34,19 +47,22 @@ from typing import Any
 from plan_diff.properties import MISSING, Path, parse_path, value_at
 from plan_diff.rules_azure import azure_native_rules
 
-PULUMI_KUBERNETES_DIFF = ("pulumi/pulumi-kubernetes provider/pkg/provider/diff.go (forceNew table, read at "
-                          "cafe8c4) and provider/pkg/provider/provider.go (kubeProvider.Diff)")
-PULUMI_KUBERNETES_HELM = "pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go (helmReleaseProvider.Diff)"
+PULUMI_KUBERNETES_DIFF = ("pulumi/pulumi-kubernetes provider/pkg/provider/diff.go (forceNew table) and "
+                          "provider/pkg/provider/provider.go (kubeProvider.Diff), read at 94977969 (2026-07-01) "
+                          "for the pinned 4.34")
+PULUMI_KUBERNETES_HELM = ("pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go (helmReleaseProvider.Diff), "
+                          "read at 94977969 (2026-07-01) for the pinned 4.34")
 KUBERNETES_RESOURCE_VALIDATION = ("kubernetes/kubernetes pkg/apis/resource/validation/validation.go "
-                                  "(ValidateResourceClaimUpdate, ValidateResourceClaimTemplateUpdate)")
-GOOGLE_NODE_POOL = ("GoogleCloudPlatform/magic-modules mmv1/third_party/terraform/services/container/"
-                    "resource_container_node_pool.go.tmpl (terraform-provider-google, bridged by pulumi-gcp)")
-GOOGLE_NODE_CONFIG = ("GoogleCloudPlatform/magic-modules mmv1/third_party/terraform/services/container/"
-                      "node_config.go.tmpl (schemaNodeConfig)")
-GOOGLE_CLUSTER = ("GoogleCloudPlatform/magic-modules mmv1/third_party/terraform/services/container/"
-                  "resource_container_cluster.go.tmpl")
-AWS_NODE_GROUP = "hashicorp/terraform-provider-aws internal/service/eks/node_group.go (bridged by pulumi-aws)"
-AWS_CLUSTER = "hashicorp/terraform-provider-aws internal/service/eks/cluster.go (bridged by pulumi-aws)"
+                                  "(ValidateResourceClaimUpdate, ValidateResourceClaimTemplateUpdate), read at 009801d")
+_MAGIC_MODULES = ("GoogleCloudPlatform/magic-modules mmv1/third_party/terraform/services/container/{file}, read at "
+                  "d57784406a (terraform-provider-google-beta 8.0, bridged by the pinned pulumi-gcp 10.2)")
+GOOGLE_NODE_POOL = _MAGIC_MODULES.format(file="resource_container_node_pool.go.tmpl")
+GOOGLE_NODE_CONFIG = _MAGIC_MODULES.format(file="node_config.go.tmpl (schemaNodeConfig)")
+GOOGLE_CLUSTER = _MAGIC_MODULES.format(file="resource_container_cluster.go.tmpl")
+AWS_NODE_GROUP = ("hashicorp/terraform-provider-aws internal/service/eks/node_group.go, read at 012e0a3 "
+                  "(terraform-provider-aws 6.x, bridged by the pinned pulumi-aws 7.51)")
+AWS_CLUSTER = ("hashicorp/terraform-provider-aws internal/service/eks/cluster.go, read in its 2026 form "
+               "(terraform-provider-aws 6.x, bridged by the pinned pulumi-aws 7.51)")
 RESOURCE_OPTION = "the resource's own replaceOnChanges option (applied by the Pulumi engine)"
 
 
@@ -139,40 +155,66 @@ def _truthy(value: Any) -> bool:
 
 
 # --- GKE (pulumi-gcp bridges terraform-provider-google) ----------------------------------------------
+# Every ForceNew attribute of the three schemas, as tests/fixtures/terraform_google_container_forcenew.json
+# records them; tests/test_plan_diff_rules.py holds the tables to that record in both directions.
 # schemaNodeConfig: ForceNew fields of node_config, shared by the node pool and the cluster (whose
-# node_config describes the default pool). Updatable in place (not listed): disk_size_gb, disk_type,
-# machine_type, image_type, labels, resource_labels, taint, tags, gvnic, gcfs_config, kubelet_config,
-# workload_metadata_config, storage_pools. Fields after kubelet_config in the file were not read; the
-# program sets none of them.
+# node_config describes the default pool). Updatable in place (not listed), among others: disk_size_gb,
+# disk_type, machine_type, image_type, labels, resource_labels, taint, tags, gvnic, gcfs_config,
+# kubelet_config, workload_metadata_config, storage_pools, fast_socket, resource_manager_tags.
 _NODE_CONFIG = ("guestAccelerators", "localSsdCount", "ephemeralStorageConfig", "ephemeralStorageLocalSsdConfig",
                 "localNvmeSsdBlockConfig", "secondaryBootDisks", "metadata", "minCpuPlatform", "oauthScopes",
                 "preemptible", "reservationAffinity", "spot", "serviceAccount", "shieldedInstanceConfig",
-                "sandboxConfig", "bootDiskKmsKey")
+                "bootDiskKmsKey", "nodeGroup", "advancedMachineFeatures.threadsPerCore",
+                "advancedMachineFeatures.enableNestedVirtualization", "soleTenantConfig.nodeAffinities",
+                "hostMaintenancePolicy", "confidentialNodes.confidentialInstanceType", "enableConfidentialStorage",
+                "localSsdEncryptionMode", "maxRunDuration", "flexStart")
+# ForceNew blocks whose own fields update in place (sandbox_type, performance_monitoring_unit, min_node_cpus)
+_NODE_CONFIG_BLOCKS = ("sandboxConfig", "advancedMachineFeatures", "soleTenantConfig")
+
+
+def _node_config_rules() -> list[Rule]:
+    return (_rules(GOOGLE_NODE_CONFIG, *(f"nodeConfig.{f}" for f in _NODE_CONFIG))
+            + _rules(GOOGLE_NODE_CONFIG, *(f"nodeConfig.{f}" for f in _NODE_CONFIG_BLOCKS), kind="block"))
+
 
 _GKE_NODE_POOL = (
     _rules(GOOGLE_NODE_POOL, "project", "cluster", "location", "name", "namePrefix", "initialNodeCount",
            "maxPodsPerNode", "placementPolicy.policyName", "queuedProvisioning",
-           "networkConfig.createPodRange", "networkConfig.podRange", "networkConfig.podIpv4CidrBlock",
-           "networkConfig.podCidrOverprovisionConfig")
-    + _rules(GOOGLE_NODE_POOL, "placementPolicy", "nodeConfig", kind="block")
-    + _rules(GOOGLE_NODE_CONFIG, *(f"nodeConfig.{f}" for f in _NODE_CONFIG))
+           "networkConfig.acceleratorNetworkProfile", "networkConfig.createPodRange", "networkConfig.podRange",
+           "networkConfig.podIpv4CidrBlock", "networkConfig.additionalNodeNetworkConfigs",
+           "networkConfig.additionalPodNetworkConfigs", "networkConfig.subnetwork")
+    + _rules(GOOGLE_NODE_POOL, "placementPolicy", "nodeConfig", "networkConfig.podCidrOverprovisionConfig",
+             kind="block")
+    + _node_config_rules()
 )
 
-# resource_container_cluster.go.tmpl: ForceNew attributes the program sets or could set. Updatable (not
-# listed): node_locations, deletion_protection, release_channel, min_master_version,
-# master_authorized_networks_config, workload_identity_config, enable_shielded_nodes,
-# remove_default_node_pool, private_cluster_config.enable_private_endpoint, resource_labels.
+# resource_container_cluster.go.tmpl. Updatable (not listed), among others: node_locations,
+# deletion_protection, release_channel, min_master_version, master_authorized_networks_config,
+# workload_identity_config, enable_shielded_nodes, remove_default_node_pool, resource_labels,
+# private_cluster_config.enable_private_endpoint and, from terraform-provider-google v7.13.0
+# (ForceNew removed between v7.12.0 and v7.13.0 of resource_container_cluster.go),
+# private_cluster_config.enable_private_nodes.
 _GKE_CLUSTER = (
     _rules(GOOGLE_CLUSTER, "name", "location", "project", "network", "subnetwork", "initialNodeCount",
-           "networkingMode", "datapathProvider", "defaultMaxPodsPerNode", "enableKubernetesAlpha", "enableTpu",
-           "enableAutopilot", "confidentialNodes", "masterAuth.clientCertificateConfig", "nodePools",
-           "ipAllocationPolicy.clusterIpv4CidrBlock", "ipAllocationPolicy.servicesIpv4CidrBlock",
-           "ipAllocationPolicy.clusterSecondaryRangeName", "ipAllocationPolicy.servicesSecondaryRangeName",
-           "ipAllocationPolicy.podCidrOverprovisionConfig", "privateClusterConfig.enablePrivateNodes",
-           "privateClusterConfig.masterIpv4CidrBlock", "privateClusterConfig.privateEndpointSubnetwork")
-    + _rules(GOOGLE_CLUSTER, "ipAllocationPolicy", "nodeConfig", kind="block")
-    + _rules(GOOGLE_NODE_CONFIG, *(f"nodeConfig.{f}" for f in _NODE_CONFIG))
+           "networkingMode", "datapathProvider", "dataplaneOptimizationMode", "defaultMaxPodsPerNode",
+           "enableKubernetesAlpha", "enableTpu", "enableAutopilot", "clusterIpv4Cidr", "description",
+           "confidentialNodes", "masterAuth.clientCertificateConfig", "nodePools",
+           "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey", "tpuConfig.enabled",
+           "tpuConfig.useServiceNetworking", "ipAllocationPolicy.clusterIpv4CidrBlock",
+           "ipAllocationPolicy.servicesIpv4CidrBlock", "ipAllocationPolicy.clusterSecondaryRangeName",
+           "ipAllocationPolicy.servicesSecondaryRangeName", "privateClusterConfig.masterIpv4CidrBlock",
+           "privateClusterConfig.privateEndpointSubnetwork", "userManagedKeysConfig.clusterCa",
+           "userManagedKeysConfig.etcdApiCa", "userManagedKeysConfig.etcdPeerCa",
+           "userManagedKeysConfig.aggregationCa")
+    + _rules(GOOGLE_CLUSTER, "ipAllocationPolicy", "ipAllocationPolicy.podCidrOverprovisionConfig", "nodeConfig",
+             kind="block")
+    + _node_config_rules()
 )
+
+GKE_TABLES: dict[str, list[Rule]] = {
+    "gcp:container/nodePool:NodePool": _GKE_NODE_POOL,
+    "gcp:container/cluster:Cluster": _GKE_CLUSTER,
+}
 
 # --- EKS (pulumi-aws bridges terraform-provider-aws) -------------------------------------------------
 # node_group.go: updatable in place (not listed): labels, taint, scaling_config, update_config, version,
@@ -190,13 +232,26 @@ _EKS_CLUSTER = (
     + _rules(AWS_CLUSTER, "encryptionConfig", kind="removed")
 )
 
-_BY_TYPE: dict[str, list[Rule]] = {
-    "gcp:container/nodePool:NodePool": _GKE_NODE_POOL,
-    "gcp:container/cluster:Cluster": _GKE_CLUSTER,
+EKS_TABLES: dict[str, list[Rule]] = {
     "aws:eks/nodeGroup:NodeGroup": _EKS_NODE_GROUP,
     "aws:eks/cluster:Cluster": _EKS_CLUSTER,
 }
 _BY_TYPE.update(azure_native_rules(Rule))  # plan_diff/rules_azure.py
+
+#: One table per bridged provider's resource type; a new cloud adds its provider's tables here.
+_BY_TYPE: dict[str, list[Rule]] = {**GKE_TABLES, **EKS_TABLES}
+
+#: Inputs the pinned SDK has that no source read here shows: a change there is noted, not judged.
+UNREAD: dict[str, tuple[Path, ...]] = {
+    "aws:eks/cluster:Cluster": tuple(parse_path(p) for p in (
+        "defaultAddonsToRemoves", "kubeApiServerConfig", "kubeControllerManagerConfig", "kubeSchedulerConfig")),
+    "aws:eks/nodeGroup:NodeGroup": (parse_path("warmPoolConfig"),),
+}
+
+
+def unread(type_: str, path: Path) -> bool:
+    """The change at ``path`` falls under an input whose replacement behaviour no source read here shows."""
+    return any(_agree(p, path) and len(p) <= len(path) for p in UNREAD.get(type_, ()))
 
 
 def rules_for(type_: str, inputs: dict[str, Any], provider_inputs: dict[str, Any] | None = None) -> list[Rule] | None:

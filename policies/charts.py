@@ -4,23 +4,30 @@ The isolation rules decide where a plugin runs from the release's *effective*
 values: the values the stack passes, coalesced over the chart's defaults the
 way Helm does it (maps merge key by key, lists and scalars replace, ``null``
 deletes a default). Defaults recorded here come from the charts' own
-``values.yaml``:
+``values.yaml`` and templates, at the pinned versions (``components/pins.py``):
 
-- ``dra-driver-nvidia-gpu`` 0.4.x (kubernetes-sigs/dra-driver-nvidia-gpu,
-  ``deployments/helm/dra-driver-nvidia-gpu/values.yaml``): the kubelet plugin
-  selects any node with the NFD NVIDIA PCI label, the NFD NVIDIA CPU vendor
-  label, or ``nvidia.com/gpu.present=true``; tolerates only ``nvidia.com/gpu``
-  (``NoSchedule``); priority ``system-node-critical``. The controller
-  (``system-node-critical``) runs only with compute domains enabled; the
-  webhook (``system-cluster-critical``) is off by default.
-- ``dra-driver-google-tpu`` 0.1.0 (kubernetes-sigs/dra-driver-google-tpu): the
-  kubelet plugin requires ``cloud.google.com/gke-tpu-accelerator`` (exists) and
-  ``cloud.google.com/gke-tpu-dra-driver=true``, tolerates nothing, priority
-  ``system-node-critical``; DeviceClass ``tpu.google.com``.
-- ``nvidia-device-plugin`` (NVIDIA/k8s-device-plugin,
-  ``deployments/helm/nvidia-device-plugin/values.yaml``): the same three-way
-  NVIDIA node affinity; tolerates ``CriticalAddonsOnly`` and ``nvidia.com/gpu``
-  (``NoSchedule``); priority ``system-node-critical``.
+- ``dra-driver-nvidia-gpu`` 0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu tag
+  v0.4.1, 764900e7, ``deployments/helm/dra-driver-nvidia-gpu/``): the kubelet
+  plugin selects any node with one of NFD's NVIDIA PCI labels (vendor
+  ``pci-10de``, or the class-qualified ``pci-0302_10de`` / ``pci-0300_10de``),
+  the NFD NVIDIA CPU vendor label, or ``nvidia.com/gpu.present=true``;
+  tolerates only ``nvidia.com/gpu`` (``NoSchedule``); priority
+  ``system-node-critical``. The controller (``system-node-critical``) runs only
+  with compute domains enabled; the webhook (``system-cluster-critical``) is off
+  by default. ``templates/validation.yaml`` refuses GPUs without
+  ``gpuResourcesEnabledOverride``. Unchanged from 0.4.0 in all of this (0.4.1
+  drops a pod label and adds an environment variable).
+- ``dra-driver-google-tpu`` 0.2.0 (kubernetes-sigs/dra-driver-google-tpu tag
+  v0.2.0, b912410): the kubelet plugin has no affinity (it runs on every node
+  and idles where there is no TPU), tolerates ``google.com/tpu``
+  (``NoSchedule``), priority ``system-node-critical``; DeviceClass
+  ``tpu.google.com``. (0.1.0 required ``cloud.google.com/gke-tpu-accelerator``
+  and ``cloud.google.com/gke-tpu-dra-driver=true`` and tolerated nothing.)
+- ``nvidia-device-plugin`` 0.20.0 (NVIDIA/k8s-device-plugin tag v0.20.0,
+  1b826acc, ``deployments/helm/nvidia-device-plugin/values.yaml``): the
+  three-way NVIDIA node affinity (vendor PCI label, CPU vendor, ``gpu.present``);
+  tolerates ``CriticalAddonsOnly`` and ``nvidia.com/gpu`` (``NoSchedule``);
+  priority ``system-node-critical``; GFD and NFD off. Unchanged from 0.17.1.
 """
 
 from __future__ import annotations
@@ -35,20 +42,23 @@ from gpu_fungibility.node_selection import PodPlacement
 
 ChartKind = Literal["nvidia-dra", "tpu-dra", "nvidia-device-plugin", "other"]
 
-_NVIDIA_NODE_AFFINITY = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [
-                    {"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
-                {"matchExpressions": [
-                    {"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}]},
-                {"matchExpressions": [
-                    {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
-            ]
-        }
-    }
-}
+def _required_any(*expressions: dict[str, Any]) -> dict[str, Any]:
+    """A required node affinity whose terms are ORed, one expression each."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [e]} for e in expressions]}}}
+
+
+def _label_in(key: str, value: str) -> dict[str, Any]:
+    return {"key": key, "operator": "In", "values": [value]}
+
+
+_NFD = "feature.node.kubernetes.io"
+_NVIDIA_CPU = _label_in(f"{_NFD}/cpu-model.vendor_id", "NVIDIA")
+_GPU_PRESENT = _label_in("nvidia.com/gpu.present", "true")
+_DRA_KUBELET_PLUGIN_AFFINITY = _required_any(
+    _label_in(f"{_NFD}/pci-10de.present", "true"), _label_in(f"{_NFD}/pci-0302_10de.present", "true"),
+    _label_in(f"{_NFD}/pci-0300_10de.present", "true"), _NVIDIA_CPU, _GPU_PRESENT)
+_DEVICE_PLUGIN_AFFINITY = _required_any(_label_in(f"{_NFD}/pci-10de.present", "true"), _NVIDIA_CPU, _GPU_PRESENT)
 
 NVIDIA_DRA_DEFAULTS: dict[str, Any] = {
     "gpuResourcesEnabledOverride": False,
@@ -59,7 +69,7 @@ NVIDIA_DRA_DEFAULTS: dict[str, Any] = {
         "priorityClassName": "system-node-critical",
         "nodeSelector": {},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        "affinity": _NVIDIA_NODE_AFFINITY,
+        "affinity": _DRA_KUBELET_PLUGIN_AFFINITY,
     },
 }
 
@@ -67,26 +77,15 @@ TPU_DRA_DEFAULTS: dict[str, Any] = {
     "kubeletPlugin": {
         "priorityClassName": "system-node-critical",
         "nodeSelector": {},
-        "tolerations": [],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [
-                            {"key": "cloud.google.com/gke-tpu-accelerator", "operator": "Exists"},
-                            {"key": "cloud.google.com/gke-tpu-dra-driver", "operator": "In", "values": ["true"]},
-                        ]}
-                    ]
-                }
-            }
-        },
+        "tolerations": [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {},
     },
 }
 
 DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
     "priorityClassName": "system-node-critical",
     "nodeSelector": {},
-    "affinity": _NVIDIA_NODE_AFFINITY,
+    "affinity": _DEVICE_PLUGIN_AFFINITY,
     "tolerations": [
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},

@@ -134,6 +134,7 @@ class Pool:
     gpu_driver_version: str | None = None  # GKE gpuDriverInstallationConfig.gpuDriverVersion
     ami_type: str | None = None  # EKS; on AKS, Aks.MANAGED_GPU_STACK for a pool with AKS's managed GPU stack
     resource_labels: dict[str, str] = field(default_factory=dict)  # GKE resourceLabels / EKS tags
+    machine_types: tuple[str, ...] = ()  # GKE nodeConfig.machineType / EKS instanceTypes
 
     @property
     def title(self) -> str:
@@ -203,6 +204,7 @@ def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
         accelerator_type=accelerator_type, accelerator_count=count or 0,
         gpu_driver_version=str(driver) if driver else None,
         resource_labels=_str_map(node_config.get("resourceLabels")),
+        machine_types=(machine_type,) if machine_type else (),
     )
 
 
@@ -227,7 +229,7 @@ def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
         labels=labels, node_labels={**added, **labels}, taints=taints, spot=spot,
         min_size=_int_or_none(scaling.get("minSize")),
         accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
-        ami_type=ami_type or None, resource_labels=_str_map(props.get("tags")),
+        ami_type=ami_type or None, resource_labels=_str_map(props.get("tags")), machine_types=tuple(instance_types),
     )
 
 

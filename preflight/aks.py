@@ -13,122 +13,29 @@ Two read-only Azure Resource Manager APIs, in the stack's region:
   regional Spot quota (``lowPriorityCores``, "Total Regional Spot vCPUs": learn.microsoft.com/azure/
   virtual-machines/spot-vms, "Spot VMs ... quota").
 
-Credentials: Azure's own library, ``azure.identity.DefaultAzureCredential`` (environment, workload identity,
-managed identity, Azure CLI, ...), for the ``https://management.azure.com/.default`` scope.
-
 Verdicts as on GKE and EKS: a pool fails when its VM size is not offered (or restricted) in any of its zones,
 or a quota it draws on is too small for one node or for ``min`` nodes; it warns when only some zones serve
-it or the quota cannot hold ``max`` nodes. When the usages API cannot be read, quotas are reported as not
-checked and the SKU checks still run (degrade, don't abort).
+it or the quota cannot hold ``max`` nodes.
 
-Every HTTP request goes through :func:`http_get`.
+Every call goes through :mod:`preflight.calls` (:mod:`preflight.azure_api`: deadline per call and per run,
+429 and 5xx retried after ``Retry-After`` or a backoff, malformed answers named). A call that gives no
+usable answer leaves what it feeds "not checked" (a warning naming the call): an unreadable SKU list leaves
+the offering unchecked and the quotas are checked with the catalog's vCPUs (the VM family's quota then
+unchecked, since only the SKU names the family); unreadable usages leave the quotas unchecked.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_fungibility import catalog
+from preflight.azure_api import ArmClient, Usage
+from preflight.calls import CallError
 from preflight.report import number, table, verdict_line, verdict_of
 
-DEFAULT_ENDPOINT = "https://management.azure.com"
-#: Points the preflight at another Resource Manager endpoint (a sovereign cloud, or a local fake).
-ENDPOINT_ENV = "PREFLIGHT_AZURE_ENDPOINT"
-SUBSCRIPTION_ENVS = ("AZURE_SUBSCRIPTION_ID", "ARM_SUBSCRIPTION_ID")
-SCOPE = "https://management.azure.com/.default"
-SKUS_API = "2021-07-01"
-USAGES_API = "2023-07-01"
 SPOT_QUOTA = "lowPriorityCores"
 REGIONAL_QUOTA = "cores"
-TIMEOUT_SECONDS = 30
-PERMISSIONS = "Microsoft.Compute/skus/read and Microsoft.Compute/locations/usages/read (the Reader role has both)"
-
-
-class CannotCheck(Exception):
-    """The preflight cannot run (credentials, permissions, network): exit 2 with this message."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: dict[str, Any]
-
-
-def http_get(url: str, token: str, timeout: float = TIMEOUT_SECONDS) -> Reply:
-    """One GET with a bearer token; any HTTP status comes back as a :class:`Reply`, network failures raise
-    :class:`CannotCheck`. The one place the AKS preflight talks to the network."""
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (https or a local fake)
-            return Reply(response.status, _json(response.read()))
-    except urllib.error.HTTPError as exc:
-        return Reply(exc.code, _json(exc.read()))
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise CannotCheck(f"preflight: cannot reach Azure Resource Manager at {url.split('/subscriptions')[0]} "
-                          f"({getattr(exc, 'reason', exc)}); check your network or {ENDPOINT_ENV}") from None
-
-
-def _json(raw: bytes) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw or b"{}")
-    except ValueError:
-        return {"error": {"code": "MalformedReply", "message": "the reply was not JSON"}}
-    return parsed if isinstance(parsed, dict) else {"error": {"code": "MalformedReply", "message": "not an object"}}
-
-
-def _error(reply: Reply) -> str:
-    error = reply.body.get("error") if isinstance(reply.body.get("error"), dict) else {}
-    return f"{error.get('code', reply.status)}: {error.get('message', '')}".strip()
-
-
-class ArmClient:
-    """The two Resource Manager reads, paged, for one subscription."""
-
-    def __init__(self, subscription: str, token: str, endpoint: str | None = None):
-        self.subscription = subscription
-        self.token = token
-        self.endpoint = (endpoint or os.environ.get(ENDPOINT_ENV, "").strip() or DEFAULT_ENDPOINT).rstrip("/")
-        self.calls = 0
-
-    def _pages(self, url: str) -> list[dict[str, Any]] | Reply:
-        items: list[dict[str, Any]] = []
-        while url:
-            self.calls += 1
-            reply = http_get(url, self.token)
-            if reply.status != 200:
-                return reply
-            items += [v for v in reply.body.get("value") or [] if isinstance(v, dict)]
-            url = str(reply.body.get("nextLink") or "")
-        return items
-
-    def skus(self, region: str) -> list[dict[str, Any]]:
-        query = urllib.parse.urlencode({"api-version": SKUS_API, "$filter": f"location eq '{region}'"})
-        found = self._pages(f"{self.endpoint}/subscriptions/{self.subscription}/providers/Microsoft.Compute/skus?{query}")
-        if isinstance(found, Reply):
-            if found.status in (401, 403):
-                raise CannotCheck(f"preflight: Azure refused the Resource SKUs read ({_error(found)}). The identity "
-                                  f"needs {PERMISSIONS} on subscription {self.subscription}.")
-            raise CannotCheck(f"preflight: the Resource SKUs API failed ({_error(found)})")
-        return found
-
-    def usages(self, region: str) -> dict[str, dict[str, float]] | str:
-        """Quota name -> {limit, current}, or why they could not be read."""
-        url = (f"{self.endpoint}/subscriptions/{self.subscription}/providers/Microsoft.Compute/locations/"
-               f"{urllib.parse.quote(region)}/usages?api-version={USAGES_API}")
-        found = self._pages(url)
-        if isinstance(found, Reply):
-            return f"quotas not checked: the usages API answered {_error(found)}"
-        out = {}
-        for usage in found:
-            name = (usage.get("name") or {}).get("value")
-            if name:
-                out[str(name)] = {"limit": float(usage.get("limit") or 0), "current": float(usage.get("currentValue") or 0)}
-        return out
 
 
 @dataclass
@@ -176,7 +83,13 @@ def _zones_of(sku: dict[str, Any], region: str) -> tuple[set[str], set[str], lis
     return offered, restricted, regional
 
 
-def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]], region: str) -> None:
+def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]] | CallError, region: str) -> None:
+    if isinstance(skus, CallError):
+        shape = catalog.aks_vm_size_shape(check.vm_size)
+        check.vcpus = shape.vcpus if shape else 0
+        check.served_zones = []
+        check.warnings.append(f"offering not checked: {skus}")
+        return
     sku = skus.get(check.vm_size.lower())
     if sku is None:
         check.failures.append(f"{check.vm_size} is not offered in {region}")
@@ -199,23 +112,22 @@ def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]], region: str) ->
                               f"{', '.join(check.served_zones)}")
 
 
-def check_quota(checks: list[PoolCheck], usages: dict[str, dict[str, float]] | str) -> list[dict[str, Any]]:
+def check_quota(checks: list[PoolCheck], usages: dict[str, Usage] | CallError) -> list[dict[str, Any]]:
     """Each pool against the quotas it draws on; returns the quota rows for the report."""
-    if isinstance(usages, str):
+    if isinstance(usages, CallError):
         for check in checks:
-            check.warnings.append(usages)
+            check.warnings.append(f"quotas not checked: {usages}")
         return []
     drawn: dict[str, float] = {}
     for check in checks:
         if check.failures or not check.vcpus:
             continue
-        names = [SPOT_QUOTA] if check.spot else [check.family, REGIONAL_QUOTA]
-        for name in names:
+        for name in quota_names(check):
             quota = usages.get(name)
             if quota is None:
                 check.warnings.append(f"quota {name} is not listed for the region; not checked")
                 continue
-            free = quota["limit"] - quota["current"]
+            free = quota.limit - quota.current
             label = "regional Spot vCPUs (lowPriorityCores)" if name == SPOT_QUOTA else f"{name} vCPUs"
             if free < check.vcpus:
                 check.failures.append(f"{label}: {number(free)} free, one {check.vm_size} node needs {check.vcpus}")
@@ -229,13 +141,21 @@ def check_quota(checks: list[PoolCheck], usages: dict[str, dict[str, float]] | s
     rows = []
     for name, need in drawn.items():
         quota = usages[name]
-        rows.append({"quota": name, "limit": quota["limit"], "current": quota["current"], "min_nodes_need": need})
-        if need > quota["limit"] - quota["current"]:
+        rows.append({"quota": name, "limit": quota.limit, "current": quota.current, "min_nodes_need": need})
+        if need > quota.limit - quota.current:
             for check in checks:
-                if name in ([SPOT_QUOTA] if check.spot else [check.family, REGIONAL_QUOTA]) and not check.failures:
+                if name in quota_names(check) and not check.failures:
                     check.warnings.append(f"together the pools' min nodes need {number(need)} {name} vCPUs; "
-                                          f"{number(quota['limit'] - quota['current'])} are free")
+                                          f"{number(quota.limit - quota.current)} are free")
     return rows
+
+
+def quota_names(check: PoolCheck) -> list[str]:
+    """The quotas a pool draws on: Spot pools the regional Spot quota; regular pools their VM family's
+    (when the SKU list named it) and the regional total."""
+    if check.spot:
+        return [SPOT_QUOTA]
+    return [check.family, REGIONAL_QUOTA] if check.family else [REGIONAL_QUOTA]
 
 
 def pool_checks(cfg: Any) -> list[PoolCheck]:
@@ -249,10 +169,25 @@ def check_aks(cfg: Any, client: ArmClient) -> tuple[list[PoolCheck], list[dict[s
     checks = pool_checks(cfg)
     if not checks:
         return checks, []
-    skus = {str(s.get("name", "")).lower(): s for s in client.skus(region) if s.get("resourceType") == "virtualMachines"}
+    skus: dict[str, dict[str, Any]] | CallError
+    try:
+        skus = {str(s.get("name", "")).lower(): s for s in client.skus(region)}
+    except CallError as exc:
+        if exc.fatal:
+            raise
+        skus = exc
     for check in checks:
         check_sku(check, skus, region)
-    return checks, check_quota(checks, client.usages(region))
+        if isinstance(skus, CallError) and not check.spot:
+            check.warnings.append("VM family quota not checked: the SKU list names the family")
+    usages: dict[str, Usage] | CallError
+    try:
+        usages = client.usages(region)
+    except CallError as exc:
+        if exc.fatal:
+            raise
+        usages = exc
+    return checks, check_quota(checks, usages)
 
 
 def render(region: str, subscription: str, checks: list[PoolCheck], quotas: list[dict[str, Any]]) -> str:
@@ -274,35 +209,3 @@ def render(region: str, subscription: str, checks: list[PoolCheck], quotas: list
 def to_json(region: str, subscription: str, checks: list[PoolCheck], quotas: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cloud": "aks", "region": region, "subscription": subscription, "quotas": quotas,
             "pools": [{**{k: v for k, v in vars(c).items()}, "verdict": c.verdict} for c in checks]}
-
-
-def default_credential() -> Any:
-    """Azure's DefaultAzureCredential (imported here: only an AKS preflight loads azure-identity).
-
-    Its own log lines about each credential it tried are silenced: :func:`access_token` says what failed
-    and how to sign in, once."""
-    import logging
-
-    from azure.identity import DefaultAzureCredential
-
-    logging.getLogger("azure.identity").setLevel(logging.CRITICAL)
-    return DefaultAzureCredential()
-
-
-def access_token(credential: Any) -> str:
-    from azure.core.exceptions import ClientAuthenticationError
-
-    try:
-        return str(credential.get_token(SCOPE).token)
-    except ClientAuthenticationError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-        raise CannotCheck(
-            "preflight: no usable Azure credentials (" + first + ").\n"
-            "Sign in, then rerun `make preflight`, for example:\n"
-            "  az login && export AZURE_SUBSCRIPTION_ID=<subscription>\n"
-            "  or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET (a service principal)") from None
-
-
-def subscription_of(other_config: dict[str, Any]) -> str:
-    return str(other_config.get("azure-native:subscriptionId") or next(
-        (os.environ[e] for e in SUBSCRIPTION_ENVS if os.environ.get(e, "").strip()), "")).strip()

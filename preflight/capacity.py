@@ -11,7 +11,10 @@ Read-only EC2 calls, in the stack's region (``cluster.location``):
 
 A pool is served in a zone when at least one of its instance types is offered
 there and matches the catalog (GPU model, count and memory); served in only
-some of its zones is a warning. Offerings say where a node group could launch
+some of its zones is a warning. vCPUs or memory that differ from the catalog's
+are a warning. A call that fails (:mod:`preflight.aws_calls`) leaves its zone's
+offerings or its type's shape "not checked": a warning naming the call, and
+never a reason to call the pool not served. Offerings say where a node group could launch
 at all; vCPU quotas and Spot placement scores are :mod:`preflight.eks_signals`.
 """
 
@@ -23,7 +26,9 @@ from typing import Any
 
 from gpu_fungibility import catalog
 
-from preflight.report import table, verdict_line, verdict_of
+from preflight.calls import CallError, mapping
+from preflight.calls import number as calls_number
+from preflight.report import number, table, verdict_line, verdict_of
 from stacks.config import NodePool, StackConfig
 
 #: How far EC2's reported per-GPU memory may sit below/above the catalog's marketed
@@ -52,10 +57,12 @@ class InstanceCheck:
     known: bool = True  # False: EC2 does not know the type in this region
     mismatches: list[str] = field(default_factory=list)
     vcpus: int | None = None  # VCpuInfo.DefaultVCpus
+    unchecked: list[str] = field(default_factory=list)  # the DescribeInstanceTypes call failed: shape unknown
+    notes: list[str] = field(default_factory=list)  # live shape differs from the catalog (vCPUs, memory)
 
     @property
     def usable(self) -> bool:
-        return self.known and not self.mismatches
+        return self.known and not self.mismatches and not self.unchecked
 
 
 @dataclass
@@ -70,6 +77,7 @@ class PoolCheck:
     failures: list[str] = field(default_factory=list)  # quota signals (preflight.eks_signals)
     warnings: list[str] = field(default_factory=list)
     spot_scores: dict[str, int] = field(default_factory=dict)  # zone -> EC2 Spot placement score 1-10
+    unknown_zones: dict[str, str] = field(default_factory=dict)  # zone -> why its offerings were not read
 
     @property
     def served_zones(self) -> list[str]:
@@ -81,8 +89,17 @@ class PoolCheck:
         return bool(self.served_zones)
 
     @property
+    def unchecked(self) -> bool:
+        """Some call this pool depends on failed, so "not offered" cannot be concluded."""
+        return bool(self.unknown_zones) or any(i.unchecked for i in self.instances)
+
+    @property
+    def refused(self) -> bool:
+        return not self.served and not self.unchecked
+
+    @property
     def verdict(self) -> str:
-        return "fail" if not self.served else verdict_of(self.failures, self.warnings)
+        return "fail" if self.refused else verdict_of(self.failures, self.warnings)
 
 
 def gpu_facts(instance_type_info: dict[str, Any]) -> GpuFacts | None:
@@ -131,74 +148,131 @@ def pool_zones(cfg: StackConfig, pool: NodePool) -> list[str]:
     return list(pool.zones or cfg.cluster.zones)
 
 
-def offerings_by_zone(ec2: Any, zones: list[str], instance_types: list[str]) -> dict[str, set[str]]:
-    """instance type -> configured zones offering it (one paginated call per zone)."""
+def offerings_by_zone(api: Any, zones: list[str], instance_types: list[str]
+                      ) -> tuple[dict[str, set[str]], dict[str, str]]:
+    """(instance type -> configured zones offering it, zone -> why its offerings are unknown)."""
     offered: dict[str, set[str]] = {t: set() for t in instance_types}
-    paginator = ec2.get_paginator("describe_instance_type_offerings")
+    unknown: dict[str, str] = {}
     for zone in zones:
-        pages = paginator.paginate(
-            LocationType="availability-zone",
-            Filters=[{"Name": "location", "Values": [zone]},
-                     {"Name": "instance-type", "Values": instance_types}],
-        )
-        for page in pages:
-            for offering in page.get("InstanceTypeOfferings", []):
-                if offering.get("InstanceType") in offered:
-                    offered[offering["InstanceType"]].add(offering["Location"])
-    return offered
+        request: dict[str, Any] = {
+            "LocationType": "availability-zone",
+            "Filters": [{"Name": "location", "Values": [zone]}, {"Name": "instance-type", "Values": instance_types}],
+        }
+        try:
+            while True:
+                page = api.call("ec2", "describe_instance_type_offerings", "ec2:DescribeInstanceTypeOfferings",
+                                parse=_offerings_page, **request)
+                for itype, location in page[0]:
+                    if itype in offered:
+                        offered[itype].add(location)
+                if not page[1]:
+                    break
+                request["NextToken"] = page[1]
+        except CallError as exc:
+            if exc.fatal:
+                raise
+            unknown[zone] = str(exc)
+    return offered, unknown
 
 
-def describe_types(ec2: Any, instance_types: list[str]) -> dict[str, dict[str, Any] | None]:
-    """instance type -> its ``DescribeInstanceTypes`` entry (None: EC2 does not know the type here)."""
-    from botocore.exceptions import ClientError
+def _offerings_page(reply: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
+    entries = reply["InstanceTypeOfferings"]  # absent: not an answer to this call
+    if not isinstance(entries, list):
+        raise TypeError("InstanceTypeOfferings is not a list")
+    return [(str(o["InstanceType"]), str(o["Location"])) for o in entries], str(reply.get("NextToken") or "")
 
-    found: dict[str, dict[str, Any] | None] = {}
+
+def describe_types(api: Any, instance_types: list[str]) -> dict[str, dict[str, Any] | None | CallError]:
+    """instance type -> its ``DescribeInstanceTypes`` entry (None: EC2 does not know it; CallError: not read)."""
+    found: dict[str, dict[str, Any] | None | CallError] = {}
     for itype in instance_types:
         try:
-            reply = ec2.describe_instance_types(InstanceTypes=[itype])
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "InvalidInstanceType":
-                found[itype] = None
-                continue
-            raise
-        entries = reply.get("InstanceTypes", [])
-        found[itype] = entries[0] if entries else None
+            found[itype] = api.call("ec2", "describe_instance_types", "ec2:DescribeInstanceTypes",
+                                    absent=frozenset({"InvalidInstanceType"}), parse=_first_type,
+                                    InstanceTypes=[itype])
+        except CallError as exc:
+            if exc.fatal:
+                raise
+            found[itype] = exc
     return found
 
 
-def check_capacity(cfg: StackConfig, ec2: Any) -> list[PoolCheck]:
-    """One PoolCheck per GPU pool, in config order."""
+def _first_type(reply: dict[str, Any]) -> dict[str, Any] | None:
+    entries = reply["InstanceTypes"]
+    if not isinstance(entries, list):
+        raise TypeError("InstanceTypes is not a list")
+    if not entries:
+        return None
+    entry = mapping(entries[0], "InstanceTypes[0]")
+    gpu_facts(entry)  # a GpuInfo that cannot be read makes the answer malformed here, not later
+    for section, key in (("VCpuInfo", "DefaultVCpus"), ("MemoryInfo", "SizeInMiB")):
+        value = mapping(entry.get(section) or {}, section).get(key)
+        if value is not None:
+            calls_number(value, f"{section}.{key}")
+    return entry
+
+
+def host_differences(instance_type: str, entry: dict[str, Any]) -> list[str]:
+    """Where EC2's vCPUs and memory differ from the catalog's; [] when they agree or the catalog has none."""
+    known = catalog.host_shape(instance_type)
+    if known is None or not known.vcpus:
+        return []
+    vcpus = (entry.get("VCpuInfo") or {}).get("DefaultVCpus")
+    memory = (entry.get("MemoryInfo") or {}).get("SizeInMiB")
+    live, listed = [], []
+    if vcpus is not None and int(vcpus) != known.vcpus:
+        live.append(f"{vcpus} vCPUs")
+        listed.append(f"{known.vcpus} vCPUs")
+    if memory is not None and abs(int(memory) - known.memory_gib * 1024) > 1:
+        live.append(f"{number(int(memory) / 1024)} GiB")
+        listed.append(f"{number(known.memory_gib)} GiB")
+    if not live:
+        return []
+    return [f"{instance_type}: EC2 says {', '.join(live)}, the catalog {', '.join(listed)} "
+            "(requests and simulations derived from the catalog may not fit)"]
+
+
+def check_capacity(cfg: StackConfig, api: Any) -> list[PoolCheck]:
+    """One PoolCheck per GPU pool, in config order. ``api``: an :class:`preflight.aws_calls.AwsApi`."""
     pools = {n: p for n, p in cfg.node_pools.items() if p.family == "gpu" and p.instance_types}
     all_types = sorted({t for p in pools.values() for t in p.instance_types or []})
     zones = sorted({z for p in pools.values() for z in pool_zones(cfg, p)})
-    offered = offerings_by_zone(ec2, zones, all_types) if all_types else {}
-    described = describe_types(ec2, all_types)
+    offered, unknown_zones = offerings_by_zone(api, zones, all_types) if all_types else ({}, {})
+    described = describe_types(api, all_types)
     checks = []
     for name, pool in pools.items():
         zones_here = pool_zones(cfg, pool)
-        instances = []
-        for itype in pool.instance_types or []:
-            entry = described.get(itype)
-            if entry is None:
-                instances.append(InstanceCheck(itype, [], None, known=False,
-                                               mismatches=["EC2 does not offer this type in the region"]))
-                continue
-            gpu = gpu_facts(entry)
-            vcpus = (entry.get("VCpuInfo") or {}).get("DefaultVCpus")
-            instances.append(InstanceCheck(
-                itype,
-                [z for z in zones_here if z in offered.get(itype, set())],
-                gpu,
-                mismatches=shape_mismatches(itype, pool, gpu),
-                vcpus=int(vcpus) if vcpus else None,
-            ))
+        instances = [_instance_check(itype, pool, zones_here, described.get(itype), offered)
+                     for itype in pool.instance_types or []]
         check = PoolCheck(name, zones_here, _expected(pool), instances, spot=pool.spot,
-                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max)
-        if check.served and len(check.served_zones) < len(zones_here):
+                          min_nodes=pool.autoscaling.min, max_nodes=pool.autoscaling.max,
+                          unknown_zones={z: unknown_zones[z] for z in zones_here if z in unknown_zones})
+        check.warnings.extend(dict.fromkeys(n for i in instances for n in i.notes))
+        reasons = list(dict.fromkeys(r for i in instances for r in i.unchecked))
+        if reasons:
+            check.warnings.append("shape not checked: " + "; ".join(reasons))
+        if check.unknown_zones:
+            reasons = "; ".join(dict.fromkeys(check.unknown_zones.values()))
+            check.warnings.append(f"offerings not checked in {', '.join(check.unknown_zones)}: {reasons}")
+        refused = [z for z in zones_here if z not in check.served_zones and z not in check.unknown_zones]
+        if check.served and refused:
             check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones_here)} offer a "
                                   "matching instance type")
         checks.append(check)
     return checks
+
+
+def _instance_check(itype: str, pool: NodePool, zones: list[str], entry: dict[str, Any] | None | CallError,
+                    offered: dict[str, set[str]]) -> InstanceCheck:
+    offered_here = [z for z in zones if z in offered.get(itype, set())]
+    if isinstance(entry, CallError):
+        return InstanceCheck(itype, offered_here, None, unchecked=[str(entry)])
+    if entry is None:
+        return InstanceCheck(itype, [], None, known=False, mismatches=["EC2 does not offer this type in the region"])
+    gpu = gpu_facts(entry)
+    vcpus = (entry.get("VCpuInfo") or {}).get("DefaultVCpus")
+    return InstanceCheck(itype, offered_here, gpu, mismatches=shape_mismatches(itype, pool, gpu),
+                         vcpus=int(vcpus) if vcpus else None, notes=host_differences(itype, entry))
 
 
 def _expected(pool: NodePool) -> str:
@@ -214,20 +288,26 @@ def render_table(region: str, checks: list[PoolCheck], extra: list[str] | None =
     rows = []
     for check in checks:
         for inst in check.instances:
-            offered = ", ".join(inst.offered_zones) if inst.offered_zones else "none of " + ", ".join(check.zones)
+            read = [z for z in check.zones if z not in check.unknown_zones]
+            offered = ", ".join(inst.offered_zones) if inst.offered_zones else \
+                "none of " + ", ".join(read) if read else "not read"
+            if check.unknown_zones and inst.offered_zones:
+                offered += f" ({', '.join(check.unknown_zones)} not read)"
             rows.append((
                 check.pool,
                 inst.instance_type,
-                str(inst.gpu) if inst.gpu else ("unknown type" if not inst.known else "no GPU"),
+                str(inst.gpu) if inst.gpu else ("unknown type" if not inst.known else
+                                                "not read" if inst.unchecked else "no GPU"),
                 check.expected,
-                "ok" if inst.usable else "MISMATCH: " + "; ".join(inst.mismatches),
+                "ok" if inst.usable else "MISMATCH: " + "; ".join(inst.mismatches) if inst.mismatches
+                else "not checked",
                 offered if inst.known else "-",
             ))
     lines = [f"EC2 capacity preflight, region {region}", "", *table(header, rows), ""]
     if extra:
         lines += [*extra, ""]
     for check in checks:
-        if not check.served:
+        if check.refused:
             lines.append(verdict_line("fail", check.pool, f"no configured zone ({', '.join(check.zones)}) offers "
                                       "an instance type of this pool with the catalog's GPU shape"))
         elif check.failures or check.warnings:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight import quota_metrics
+from preflight.calls import CallError, mapping
+from preflight.calls import number as calls_number
 from preflight.capacity import PoolCheck
 from preflight.report import number, table
 
@@ -28,29 +30,35 @@ class VcpuQuota:
     name: str
     spot: bool
     value: float | None = None
-    source: str = "applied"  # or "default"
+    source: str = "applied"  # or "default", "not read"
     pools: list[str] = field(default_factory=list)
+    error: str = ""  # why the quota could not be read
 
 
-def fetch_quota(service_quotas: Any, code: str) -> tuple[str, float | None, str]:
+def fetch_quota(api: Any, code: str) -> tuple[str, float | None, str]:
     """(quota name, value, "applied" | "default") for one ec2 quota code."""
-    from botocore.exceptions import ClientError
-
-    try:
-        reply = service_quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)
-        source = "applied"
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "NoSuchResourceException":
-            raise
-        reply = service_quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)
+    params = {"ServiceCode": "ec2", "QuotaCode": code}
+    quota = api.call("service-quotas", "get_service_quota", "servicequotas:GetServiceQuota",
+                     absent=frozenset({"NoSuchResourceException"}), parse=_quota, **params)
+    source = "applied"
+    if quota is None:
+        quota = api.call("service-quotas", "get_aws_default_service_quota", "servicequotas:GetAWSDefaultServiceQuota",
+                         parse=_quota, **params)
         source = "default"
-    quota = reply.get("Quota") or {}
+    return quota[0], quota[1], source
+
+
+def _quota(reply: dict[str, Any]) -> tuple[str, float | None]:
+    quota = mapping(reply["Quota"], "Quota")
     value = quota.get("Value")
-    return str(quota.get("QuotaName", "")), (float(value) if value is not None else None), source
+    return str(quota.get("QuotaName", "")), (None if value is None else calls_number(value, "Quota.Value"))
 
 
-def check_vcpu_quotas(checks: list[PoolCheck], service_quotas: Any) -> list[VcpuQuota]:
-    """Look up each quota the pools use once (sorted by code), then add failures/warnings to the pools."""
+def check_vcpu_quotas(checks: list[PoolCheck], api: Any) -> list[VcpuQuota]:
+    """Look up each quota the pools use once (sorted by code), then add failures/warnings to the pools.
+
+    A quota that cannot be read (denied, throttled, malformed, ...) is a warning on its pools naming the call.
+    """
     wanted: dict[str, VcpuQuota] = {}
     per_pool: dict[str, VcpuQuota] = {}
     for check in checks:
@@ -67,7 +75,13 @@ def check_vcpu_quotas(checks: list[PoolCheck], service_quotas: Any) -> list[Vcpu
         quota.pools.append(check.pool)
         per_pool[check.pool] = quota
     for code in sorted(wanted):
-        name, value, source = fetch_quota(service_quotas, code)
+        try:
+            name, value, source = fetch_quota(api, code)
+        except CallError as exc:
+            if exc.fatal:
+                raise
+            wanted[code].source, wanted[code].error = "not read", str(exc)
+            continue
         wanted[code].name, wanted[code].value, wanted[code].source = name or wanted[code].name, value, source
     by_name = {c.pool: c for c in checks}
     for pool, quota in per_pool.items():
@@ -83,6 +97,9 @@ def _sizes(check: PoolCheck) -> tuple[int, str, int, str]:
 
 
 def _judge(check: PoolCheck, quota: VcpuQuota) -> None:
+    if quota.error:
+        check.warnings.append(f"vCPU quota {quota.code} not checked: {quota.error}")
+        return
     if quota.value is None:
         check.warnings.append(f"Service Quotas returned no value for {quota.code}")
         return
@@ -111,21 +128,22 @@ def _judge_shared(quota: VcpuQuota, pools: list[PoolCheck]) -> None:
                                  f"vCPUs at max nodes, the quota is {number(quota.value)}")
 
 
-def zone_names(ec2: Any) -> dict[str, str]:
+def zone_names(api: Any) -> dict[str, str]:
     """availability zone id (``usw2-az1``) -> name (``us-west-2a``) in the client's region."""
-    reply = ec2.describe_availability_zones()
-    return {z["ZoneId"]: z["ZoneName"] for z in reply.get("AvailabilityZones", []) if "ZoneId" in z}
+
+    def names(reply: dict[str, Any]) -> dict[str, str]:
+        return {str(z["ZoneId"]): str(z["ZoneName"]) for z in reply["AvailabilityZones"] if "ZoneId" in z}
+
+    return api.call("ec2", "describe_availability_zones", "ec2:DescribeAvailabilityZones", parse=names)
 
 
-def spot_placement_scores(ec2: Any, region: str, checks: list[PoolCheck]) -> str:
+def spot_placement_scores(api: Any, region: str, checks: list[PoolCheck]) -> str:
     """Fill ``spot_scores`` of each Spot pool; returns a note when scores could not be read (never fails)."""
-    from botocore.exceptions import ClientError
-
     spot_pools = [c for c in checks if c.spot and c.served]
     if not spot_pools:
         return ""
     try:
-        names = zone_names(ec2)
+        names = zone_names(api)
         for check in spot_pools:
             request: dict[str, Any] = {
                 "InstanceTypes": [i.instance_type for i in check.instances if i.usable],
@@ -135,20 +153,27 @@ def spot_placement_scores(ec2: Any, region: str, checks: list[PoolCheck]) -> str
                 "RegionNames": [region],
             }
             while True:
-                reply = ec2.get_spot_placement_scores(**request)
-                for score in reply.get("SpotPlacementScores", []):
-                    zone = names.get(score.get("AvailabilityZoneId", ""), score.get("AvailabilityZoneId", ""))
+                scores, token = api.call("ec2", "get_spot_placement_scores", "ec2:GetSpotPlacementScores",
+                                         parse=_scores, **request)
+                for zone_id, score in scores:
+                    zone = names.get(zone_id, zone_id)
                     if zone in check.zones:
-                        check.spot_scores[zone] = int(score.get("Score", 0))
-                token = reply.get("NextToken")
+                        check.spot_scores[zone] = score
                 if not token:
                     break
                 request["NextToken"] = token
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        return (f"Spot placement scores not read ({error.get('Code', '')}: {error.get('Message', '')}); "
-                "they need ec2:GetSpotPlacementScores and ec2:DescribeAvailabilityZones")
+    except CallError as exc:
+        if exc.fatal:
+            raise
+        return (f"Spot placement scores not read ({exc}); they need ec2:GetSpotPlacementScores and "
+                "ec2:DescribeAvailabilityZones")
     return ""
+
+
+def _scores(reply: dict[str, Any]) -> tuple[list[tuple[str, int]], str]:
+    found = [(str(s.get("AvailabilityZoneId", "")), int(calls_number(s.get("Score", 0), "Score")))
+             for s in reply["SpotPlacementScores"]]
+    return found, str(reply.get("NextToken") or "")
 
 
 def quota_section(quotas: list[VcpuQuota], checks: list[PoolCheck]) -> list[str]:

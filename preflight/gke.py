@@ -1,4 +1,4 @@
-"""Can each GKE accelerator pool get nodes: machine and accelerator offered per zone, and regional quota.
+"""Can each GKE accelerator pool get nodes: machine and accelerator offered per zone, regional and GPU quota.
 
 Per pool and zone (``nodePools.<pool>.zones``, else ``cluster.zones``), read-only Compute Engine calls:
 
@@ -11,11 +11,16 @@ Per pool and zone (``nodePools.<pool>.zones``, else ``cluster.zones``), read-onl
   carry their chips, so TPU pools need only the machine type.
 - ``regions.get``: the region's ``quotas[]`` (``metric``, ``limit``, ``usage``); see
   :mod:`preflight.quota_metrics` for which metric a pool uses.
+- ``projects.get`` (when there are GPU pools): the project-wide ``GPUS_ALL_REGIONS`` quota, shared by
+  every GPU pool.
+- ``machineTypes.get`` also gives the live ``guestCpus`` and ``memoryMb``: a difference from the
+  catalog's shape is a warning (the library sizes requests from the catalog).
 
 Verdict per pool: **fail** when no zone offers the machine with its accelerator, or the quota headroom
 (limit - usage) is smaller than one node's accelerators or than ``min`` nodes' (also summed over pools
 that share a metric); **warn** when only some zones offer it, when ``max`` nodes exceed the headroom,
-or when the region lists no metric for the accelerator. Offerings and quota say a node *may* be created,
+when the region lists no metric for the accelerator, or when a call could not be read (its zone or
+quota is "not checked": neither for nor against the pool). Offerings and quota say a node *may* be created,
 not that capacity is free right now (a zone can still be out of stock).
 """
 
@@ -24,29 +29,35 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpu_fungibility import catalog
+
 from preflight import quota_metrics
+from preflight.calls import CallError
+from preflight.google_api import MachineType, QuotaList
 from preflight.report import number, table, verdict_line, verdict_of
 from stacks.config import NodePool, StackConfig
 
 UNUSABLE_STATES = ("OBSOLETE", "DELETED")
+NOTE_WIDTH = 130  # the quota table's note column; the verdict line carries the whole text
 
 
 @dataclass
 class ZoneCheck:
     zone: str
-    machine: str  # "offered", "not offered", "deprecated", ...
-    accelerator: str  # "offered", "not offered", "TPU machine", ...
-    problems: list[str] = field(default_factory=list)
+    machine: str  # "offered", "not offered", "deprecated", "not checked", ...
+    accelerator: str  # "offered", "not offered", "TPU machine", "not checked", ...
+    problems: list[str] = field(default_factory=list)  # the zone cannot serve the pool
     notes: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)  # a call failed: the zone may or may not serve it
 
     @property
     def offered(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.unchecked
 
 
 @dataclass
 class QuotaCheck:
-    region: str
+    region: str  # or "all regions" for a project-wide metric
     metric: str | None
     unit: str
     per_node: int
@@ -93,25 +104,33 @@ def accelerator_pools(cfg: StackConfig) -> dict[str, NodePool]:
 
 
 def check_gke(cfg: StackConfig, compute: Any) -> list[GkePoolCheck]:
-    """One GkePoolCheck per accelerator pool, in config order. ``compute``: a :class:`ComputeClient`."""
+    """One GkePoolCheck per accelerator pool, in config order. ``compute``: a :class:`ComputeClient`.
+
+    A call that fails (:class:`CallError`, not fatal) leaves what it would have told as "not checked" and
+    a warning naming the call; a fatal one (credentials, API disabled) propagates.
+    """
     pools = accelerator_pools(cfg)
     zones_of = {name: list(p.zones or cfg.cluster.zones) for name, p in pools.items()}
     regions = sorted({region_of(z) for zones in zones_of.values() for z in zones})
-    region_bodies = {r: compute.region(r) for r in regions}
+    region_quotas = {r: _answer(lambda r=r: compute.region(r)) for r in regions}
+    gpu_pools = any(p.accelerator.family == "gpu" for p in pools.values())
+    project_quotas = _answer(compute.project_quotas) if gpu_pools else None
     cache: dict[tuple[str, str, str], Any] = {}
 
     def cached(kind: str, zone: str, name: str) -> Any:
         key = (kind, zone, name)
         if key not in cache:
             getter = compute.machine_type if kind == "machine" else compute.accelerator_type
-            cache[key] = getter(zone, name)
+            cache[key] = _answer(lambda: getter(zone, name))
         return cache[key]
 
     checks = []
     for name, pool in pools.items():
         zone_checks = [_check_zone(pool, zone, cached) for zone in zones_of[name]]
-        quotas = [_check_quota(pool, region, region_bodies[region])
+        quotas = [_check_quota(pool, region, region_quotas[region])
                   for region in sorted({region_of(z) for z in zones_of[name]})]
+        if pool.accelerator.family == "gpu":
+            quotas.append(_check_project_gpus(pool, project_quotas))
         acc = pool.accelerator
         check = GkePoolCheck(name, pool.machine_type or "", f"{acc.count} x {acc.type}", pool.spot,
                              zone_checks, quotas)
@@ -123,35 +142,47 @@ def check_gke(cfg: StackConfig, compute: Any) -> list[GkePoolCheck]:
     return checks
 
 
+def _answer(get: Any) -> Any:
+    """``get()``, or the CallError it raised (fatal ones propagate)."""
+    try:
+        return get()
+    except CallError as exc:
+        if exc.fatal:
+            raise
+        return exc
+
+
 def _check_zone(pool: NodePool, zone: str, cached: Any) -> ZoneCheck:
     machine_type = pool.machine_type or ""
     acc = pool.accelerator
     machine = cached("machine", zone, machine_type)
+    if isinstance(machine, CallError):
+        return ZoneCheck(zone, "not checked", "-", unchecked=[str(machine)])
     if machine is None:
         return ZoneCheck(zone, "not offered", "-", [f"{machine_type} not offered in {zone}"])
     check = ZoneCheck(zone, "offered", "-")
-    state = (machine.get("deprecated") or {}).get("state", "")
-    if state in UNUSABLE_STATES:
-        check.machine = state.lower()
-        check.problems.append(f"{machine_type} is {state} in {zone}")
-    elif state:
-        check.machine = state.lower()
-        check.notes.append(f"{machine_type} is {state} in {zone}")
+    check.notes.extend(shape_differences(machine_type, machine))
+    if machine.state in UNUSABLE_STATES:
+        check.machine = machine.state.lower()
+        check.problems.append(f"{machine_type} is {machine.state} in {zone}")
+    elif machine.state:
+        check.machine = machine.state.lower()
+        check.notes.append(f"{machine_type} is {machine.state} in {zone}")
     if acc.family == "tpu":
         check.accelerator = "TPU machine"
         return check
-    carried = [(a.get("guestAcceleratorType"), int(a.get("guestAcceleratorCount", 0)))
-               for a in machine.get("accelerators") or []]
+    carried = list(machine.accelerators)
     if carried and (acc.type, acc.count) not in carried:
         shown = ", ".join(f"{n} x {t}" for t, n in carried)
         check.problems.append(f"{machine_type} carries {shown} in {zone}, the pool says {acc.count} x {acc.type}")
-    accelerator = cached("accelerator", zone, acc.type)
-    if accelerator is None:
+    most = cached("accelerator", zone, acc.type)
+    if isinstance(most, CallError):
+        check.accelerator = "not checked"
+        check.unchecked.append(str(most))
+    elif most is None:
         check.accelerator = "not offered"
         check.problems.append(f"{acc.type} not offered in {zone}")
-        return check
-    most = accelerator.get("maximumCardsPerInstance")
-    if not carried and most is not None and int(most) < acc.count:
+    elif not carried and most and most < acc.count:
         check.accelerator = f"at most {most} per VM"
         check.problems.append(f"{zone} allows at most {most} x {acc.type} per VM, the pool asks {acc.count}")
     else:
@@ -159,7 +190,25 @@ def _check_zone(pool: NodePool, zone: str, cached: Any) -> ZoneCheck:
     return check
 
 
-def _check_quota(pool: NodePool, region: str, region_body: dict[str, Any]) -> QuotaCheck:
+def shape_differences(machine_type: str, machine: MachineType) -> list[str]:
+    """Where Compute Engine's live shape differs from the catalog's (vCPUs, memory); [] when they agree."""
+    known = catalog.host_shape(machine_type)
+    if known is None or not known.vcpus:
+        return []
+    live, listed = [], []
+    if machine.vcpus is not None and machine.vcpus != known.vcpus:
+        live.append(f"{machine.vcpus} vCPUs")
+        listed.append(f"{known.vcpus} vCPUs")
+    if machine.memory_mib is not None and abs(machine.memory_mib - known.memory_gib * 1024) > 1:
+        live.append(f"{number(machine.memory_mib / 1024)} GiB")
+        listed.append(f"{number(known.memory_gib)} GiB")
+    if not live:
+        return []
+    return [f"{machine_type}: Compute Engine says {', '.join(live)}, the catalog {', '.join(listed)} "
+            "(requests and simulations derived from the catalog may not fit)"]
+
+
+def _check_quota(pool: NodePool, region: str, region_quotas: QuotaList | CallError) -> QuotaCheck:
     acc = pool.accelerator
     known = quota_metrics.gke_quota(acc.type)
     quota = QuotaCheck(region, None, known.unit if known else "accelerators", acc.count,
@@ -168,42 +217,64 @@ def _check_quota(pool: NodePool, region: str, region_body: dict[str, Any]) -> Qu
         where = f"; console quota {known.console_name}" if known and known.console_name else ""
         quota.note = f"{acc.type} has no regions.get metric{where}"
         return quota
-    warning = region_body.get("quotaStatusWarning")
-    if warning:
-        quota.note = f"regions.get returned no quotas ({warning.get('code', '')}: {warning.get('message', '')})"
+    if isinstance(region_quotas, CallError):
+        quota.note = str(region_quotas)
         return quota
-    listed = {q.get("metric"): q for q in region_body.get("quotas") or []}
+    if region_quotas.warning:
+        quota.note = f"regions.get returned no quotas ({region_quotas.warning})"
+        return quota
+    listed = region_quotas.quotas
     chosen = known.standard
     if pool.spot:
-        preemptible = listed.get(known.preemptible)
-        if preemptible is not None and not quota_metrics.gke_spot_falls_back_to_standard(preemptible.get("limit")):
+        preemptible = listed.get(known.preemptible or "")
+        if preemptible is not None and not quota_metrics.gke_spot_falls_back_to_standard(preemptible.limit):
             chosen = known.preemptible
         elif known.standard in listed:
             quota.note = f"no {known.preemptible} quota: Spot VMs count against {known.standard}"
         else:
             chosen = known.preemptible
-    entry = listed.get(chosen)
+    entry = listed.get(chosen or "")
     quota.metric = chosen
     if entry is None:
         quota.note = f"region {region} lists no {chosen} quota"
         return quota
-    quota.limit = float(entry.get("limit", 0))
-    quota.usage = float(entry.get("usage", 0))
+    quota.limit, quota.usage = entry.limit, entry.usage
+    return quota
+
+
+def _check_project_gpus(pool: NodePool, project_quotas: QuotaList | CallError | None) -> QuotaCheck:
+    """The project-wide ``GPUS_ALL_REGIONS`` quota, which every GPU VM counts against, Spot ones included."""
+    acc = pool.accelerator
+    metric = quota_metrics.GKE_ALL_REGIONS_GPUS
+    quota = QuotaCheck("all regions", metric, "GPUs", acc.count, pool.autoscaling.min, pool.autoscaling.max)
+    if isinstance(project_quotas, CallError):
+        quota.note = str(project_quotas)
+    elif project_quotas is None or project_quotas.warning:
+        quota.note = f"projects.get returned no quotas ({project_quotas.warning if project_quotas else ''})"
+    elif metric not in project_quotas.quotas:
+        quota.note = f"the project lists no {metric} quota"
+    else:
+        entry = project_quotas.quotas[metric]
+        quota.limit, quota.usage = entry.limit, entry.usage
     return quota
 
 
 def _judge_offering(check: GkePoolCheck) -> None:
     zones = [z.zone for z in check.zones]
-    for zone in check.zones:
-        check.warnings.extend(zone.notes)
-    if not check.served_zones:
-        reasons = "; ".join(p for z in check.zones for p in z.problems)
+    check.warnings.extend(dict.fromkeys(n for z in check.zones for n in z.notes))
+    unchecked = [z for z in check.zones if z.unchecked and not z.problems]  # a known problem settles a zone
+    refused = [z for z in check.zones if z.problems]
+    refused_text = "; ".join(p for z in refused for p in z.problems)
+    if unchecked:
+        reasons = "; ".join(dict.fromkeys(r for z in unchecked for r in z.unchecked))
+        check.warnings.append(f"offering not checked in {', '.join(z.zone for z in unchecked)}: {reasons}")
+    if not check.served_zones and not unchecked:
         check.failures.append(f"no configured zone ({', '.join(zones)}) offers {check.machine_type} with "
-                              f"{check.accelerator}: {reasons}")
-    elif len(check.served_zones) < len(zones):
-        missing = [z for z in check.zones if not z.offered]
-        check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones)} offer it "
-                              f"({'; '.join(p for z in missing for p in z.problems)})")
+                              f"{check.accelerator}: {refused_text}")
+    elif refused and check.served_zones:
+        check.warnings.append(f"only {', '.join(check.served_zones)} of {', '.join(zones)} offer it ({refused_text})")
+    elif refused:
+        check.warnings.append(f"{', '.join(z.zone for z in refused)} cannot serve it ({refused_text})")
 
 
 def _judge_quota(check: GkePoolCheck, quota: QuotaCheck) -> None:
@@ -260,8 +331,9 @@ def render(project: str, checks: list[GkePoolCheck]) -> str:
     for c in checks:
         for q in c.quotas:
             need = f"{q.per_node} / {q.per_node * q.min_nodes} / {q.per_node * q.max_nodes}"
+            note = q.note if len(q.note) <= NOTE_WIDTH else q.note[:NOTE_WIDTH - 3] + "..."
             quota_rows.append((c.pool, q.region, "spot" if c.spot else "on-demand", q.metric or "-",
-                               number(q.limit), number(q.usage), number(q.headroom), need, q.note))
+                               number(q.limit), number(q.usage), number(q.headroom), need, note))
     lines += table(("pool", "region", "model", "quota metric", "limit", "usage", "headroom",
                     "need 1 node / min / max", "note"), quota_rows)
     lines.append("")

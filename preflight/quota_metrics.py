@@ -73,6 +73,14 @@ GKE_QUOTAS: dict[str, GkeQuota] = {
 }
 
 
+#: Project-wide cap on GPUs of every model in every region, Spot and preemptible GPUs included; new
+#: projects often have 0. Read from ``projects.get`` ``quotas[]``
+#: (https://cloud.google.com/compute/docs/reference/rest/v1/projects/get; metric enum value
+#: ``GPUS_ALL_REGIONS`` in https://cloud.google.com/compute/docs/reference/rest/v1/Quota; "GPUs (all
+#: regions)" in https://cloud.google.com/compute/resource-usage#gpu_quota).
+GKE_ALL_REGIONS_GPUS = "GPUS_ALL_REGIONS"
+
+
 def gke_quota(accelerator_type: str) -> GkeQuota | None:
     return GKE_QUOTAS.get(accelerator_type)
 

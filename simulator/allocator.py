@@ -16,9 +16,28 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
   have the same value of the attribute (a device without it cannot be used);
 - a device is allocated at most once (a shared claim is allocated once and
   its devices serve every pod that references it);
-- one claim holds at most 32 devices (``AllocationResultsMaxSize``): an
-  ``All`` request that would take more fails on that node, as upstream's
-  ``errAllocationResultMaxSizeExceeded`` does.
+- one claim holds at most 32 devices (``AllocationResultsMaxSize``), and
+  that limit prunes the search the way upstream's does (``allocateOne`` and
+  ``errAllocationResultMaxSizeExceeded`` in internal/incubating/
+  allocator_incubating.go, from kubernetes/kubernetes#130593, in v1.34):
+  before an alternative takes a device, the claim's count plus the
+  alternative's count is checked against the limit; when every alternative
+  of a request would exceed it, no other choice of *devices* for the
+  requests before it can help (only their counts matter), so the search
+  goes straight back to the nearest earlier request that has another
+  alternative to try (in the same claim: each claim has its own limit).
+  Two requests of ``firstAvailable: [32 devices, 16 devices]`` thus come
+  out as 16 + 16 after a handful of steps instead of trying every 32 of 64
+  devices first;
+- devices within one request are tried as combinations, never permutations
+  (upstream's ``startLocation``);
+- the search is bounded: upstream's scheduler gives up after its Filter
+  timeout (``filterTimeout``, 10 s, DRASchedulerFilterTimeout, beta from
+  v1.34: kubernetes/kubernetes#132033). The simulator cannot measure Go's
+  seconds, so it counts steps (one per candidate tried, as upstream counts
+  ``allocateOne`` calls in ``Stats.NumAllocateOneInvocations``) and stops at
+  :data:`MAX_SEARCH_STEPS`, raising :class:`SearchAbandoned`: the pod's fate
+  on that node is then unknown, and the simulation says so.
 
 Selector results are cached per expression and the device values it reads
 (:meth:`dra_cel.Device.fingerprint`): CEL is pure, so identical GPUs on
@@ -35,9 +54,24 @@ from gpu_fungibility.dra_cel import CelEvaluationError, Program, matches
 from simulator.cluster import SimDevice, SimNode
 from simulator.workloads import MAX_DEVICES_PER_CLAIM, Alternative, ClaimSpec, Constraint
 
+#: Candidate steps one allocation may take before the simulator stops searching (see SearchAbandoned).
+MAX_SEARCH_STEPS = 200_000
+
 
 class MissingDeviceClass(LookupError):
     """A request names a DeviceClass that does not exist."""
+
+
+class SearchAbandoned(RuntimeError):
+    """The search for one node ran past :data:`MAX_SEARCH_STEPS` without an answer."""
+
+    def __init__(self, node: str, steps: int):
+        super().__init__(
+            f"the DRA allocator's search on {node} found no answer within {steps} steps (the simulator's bound); "
+            "kube-scheduler searches for up to its 10 s filterTimeout and may or may not find one: "
+            "fewer devices per claim, fewer alternatives or a tighter selector make it decidable")
+        self.node = node
+        self.steps = steps
 
 
 @dataclass(frozen=True)
@@ -47,10 +81,22 @@ class Pick:
     device: SimDevice
 
 
+class _Exceeded:
+    """The search result "every way on from here exceeds the claim's device limit"."""
+
+
+#: upstream's errAllocationResultMaxSizeExceeded: falsy for callers that only ask "found or not"
+EXCEEDED = _Exceeded()
+
+
 class Allocator:
-    def __init__(self, classes: Mapping[str, tuple[Program, ...]], problems: Mapping[str, str] | None = None):
+    def __init__(self, classes: Mapping[str, tuple[Program, ...]], problems: Mapping[str, str] | None = None,
+                 max_steps: int = MAX_SEARCH_STEPS):
         self.classes = classes
         self.problems = problems or {}  # DeviceClasses in the objects whose selectors do not compile
+        self.max_steps = max_steps
+        #: candidate steps taken by every allocation so far (upstream: Stats.NumAllocateOneInvocations)
+        self.steps = 0
         self._cache: dict[tuple[str, str], bool | CelEvaluationError] = {}
 
     def selects(self, alternative: Alternative, device: SimDevice) -> bool:
@@ -74,41 +120,75 @@ class Allocator:
         return True
 
     def allocate(self, claims: list[ClaimSpec], node: SimNode, in_use: frozenset[str] = frozenset()) -> list[Pick] | None:
-        """The devices for every claim on this node, next to the devices ``in_use``, or None."""
+        """The devices for every claim on this node, next to the devices ``in_use``, or None.
+
+        Raises :class:`SearchAbandoned` past ``max_steps`` candidate steps.
+        """
         steps = [(claim, request) for claim in claims for request in claim.requests]
         search = _Search(self, node, steps, in_use)
-        return search.picks if search.run(0) else None
+        try:
+            return search.picks if search.run(0) is True else None
+        finally:
+            self.steps += search.steps
 
 
 class _Search:
     def __init__(self, allocator: Allocator, node: SimNode, steps: list, in_use: frozenset[str]):
         self.allocator = allocator
         self.node = node
-        self.steps = steps
+        self.plan = steps
         self.in_use = in_use
         self.used: set[str] = set()
         self.per_claim: dict[int, int] = {}  # claim id -> devices picked
         self.picks: list[Pick] = []
         self.values: dict[tuple[int, int], object] = {}  # (claim id, constraint index) -> attribute value
+        self.steps = 0
 
-    def run(self, index: int) -> bool:
-        if index == len(self.steps):
+    def _step(self) -> None:
+        self.steps += 1
+        if self.steps > self.allocator.max_steps:
+            raise SearchAbandoned(self.node.name, self.allocator.max_steps)
+
+    def run(self, index: int) -> bool | _Exceeded:
+        """True when steps ``index``.. can all be allocated; EXCEEDED when each way on breaks the limit."""
+        self._step()
+        if index == len(self.plan):
             return True
-        claim, request = self.steps[index]
+        claim, request = self.plan[index]
+        all_exceeded = bool(request.alternatives)
         for alternative in request.alternatives:
             if alternative.mode == "All":
-                if self._take_all(claim, alternative, index):
-                    return True
-            elif self._choose(claim, alternative, index, 0, alternative.count):
+                outcome = self._take_all(claim, alternative, index)
+            else:
+                outcome = self._take_count(claim, alternative, index)
+            if outcome is True:
                 return True
-        return False
+            if outcome is not EXCEEDED:
+                all_exceeded = False
+        return EXCEEDED if all_exceeded else False
+
+    def _next(self, index: int) -> bool | _Exceeded:
+        """The next request; a later claim's limit is its own, so its EXCEEDED is a plain failure here."""
+        outcome = self.run(index + 1)
+        if outcome is EXCEEDED and index + 1 < len(self.plan) and self.plan[index + 1][0] is not self.plan[index][0]:
+            return False
+        return outcome
+
+    def _exceeds(self, claim: ClaimSpec, count: int) -> bool:
+        return self.per_claim.get(id(claim), 0) + count > MAX_DEVICES_PER_CLAIM
 
     def _free(self, device: SimDevice) -> bool:
         return device.uid not in self.in_use and device.uid not in self.used
 
-    def _choose(self, claim: ClaimSpec, alternative: Alternative, index: int, start: int, remaining: int) -> bool:
+    def _take_count(self, claim: ClaimSpec, alternative: Alternative, index: int) -> bool | _Exceeded:
+        if self._exceeds(claim, alternative.count):
+            return EXCEEDED
+        return self._choose(claim, alternative, index, 0, alternative.count)
+
+    def _choose(self, claim: ClaimSpec, alternative: Alternative, index: int, start: int,
+                remaining: int) -> bool | _Exceeded:
         if remaining == 0:
-            return self.run(index + 1)
+            return self._next(index)
         devices = self.node.devices
         if len(devices) - len(self.in_use) - len(self.used) < remaining:
             return False
@@ -116,31 +196,41 @@ class _Search:
             device = devices[position]
             if not self._free(device) or not self.allocator.selects(alternative, device):
                 continue
+            self._step()
             undo = self._add(claim, alternative, device)
             if undo is None:
                 continue
-            if self._choose(claim, alternative, index, position + 1, remaining - 1):
+            outcome = self._choose(claim, alternative, index, position + 1, remaining - 1)
+            if outcome is True:
                 return True
             undo()
+            if outcome is EXCEEDED:
+                return EXCEEDED  # other devices give the same count: no way on from this alternative
         return False
 
-    def _take_all(self, claim: ClaimSpec, alternative: Alternative, index: int) -> bool:
+    def _take_all(self, claim: ClaimSpec, alternative: Alternative, index: int) -> bool | _Exceeded:
         matching = [d for d in self.node.devices if self.allocator.selects(alternative, d)]
-        if not matching or not all(self._free(d) for d in matching):
+        if not matching:
+            return False
+        if self._exceeds(claim, len(matching)):
+            return EXCEEDED
+        if not all(self._free(d) for d in matching):
             return False
         undos = []
         for device in matching:
+            self._step()
             undo = self._add(claim, alternative, device)
             if undo is None:
                 for u in reversed(undos):
                     u()
                 return False
             undos.append(undo)
-        if self.run(index + 1):
+        outcome = self._next(index)
+        if outcome is True:
             return True
         for u in reversed(undos):
             u()
-        return False
+        return outcome
 
     def _add(self, claim: ClaimSpec, alternative: Alternative, device: SimDevice):
         """Take the device if the claim's constraints allow; returns an undo callable or None."""
@@ -159,9 +249,6 @@ class _Search:
             elif not _same(self.values[key], value):
                 self._forget(set_here)
                 return None
-        if self.per_claim.get(id(claim), 0) >= MAX_DEVICES_PER_CLAIM:
-            self._forget(set_here)
-            return None
         self.per_claim[id(claim)] = self.per_claim.get(id(claim), 0) + 1
         self.used.add(device.uid)
         self.picks.append(Pick(claim.entry, alternative, device))

@@ -44,7 +44,7 @@ from typing import Any
 from gpu_fungibility import clouds, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
-from simulator.allocator import Allocator, MissingDeviceClass, Pick
+from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
     PENDING,
@@ -134,7 +134,7 @@ class Simulation:
                       for i, name in enumerate(pool_priority_order(cfg))]
         self.templates = [self.builder.node(p.name, 0, template=True) for p in self.pools]
         self._nodes: dict[tuple[int, int], SimNode] = {}
-        self._fits: dict[tuple, tuple[Pick, ...] | None] = {}
+        self._fits: dict[tuple, tuple[Pick, ...] | SearchAbandoned | None] = {}
         self._predicates: dict[tuple[int, int], str | None] = {}
         self.enumerated = True
 
@@ -162,7 +162,7 @@ class Simulation:
         except CelEvaluationError as exc:
             reason = f"CEL runtime error: {exc.detail} (in {exc.expression!r})"
             return [self._record(branch, key, Outcome(PENDING, reason=reason, note=note))]
-        except MissingDeviceClass as exc:
+        except (MissingDeviceClass, SearchAbandoned) as exc:
             return [self._record(branch, key, Outcome(PENDING, reason=str(exc), note=note))]
         return [self._commit(branch.child() if len(choices) > 1 else branch, pod, key, choice, note)
                 for choice in choices]
@@ -184,9 +184,15 @@ class Simulation:
         claims = self._unallocated(branch, pod)
         key = (id(pod), node.name, in_use, tuple(c.source for c in claims))
         if key not in self._fits:
-            picks = self.allocator.allocate(claims, node, in_use)
-            self._fits[key] = None if picks is None else tuple(picks)
-        return self._fits[key]
+            try:
+                picks = self.allocator.allocate(claims, node, in_use)
+                self._fits[key] = None if picks is None else tuple(picks)
+            except SearchAbandoned as exc:
+                self._fits[key] = exc  # the same search again would be abandoned again
+        fit = self._fits[key]
+        if isinstance(fit, SearchAbandoned):
+            raise fit
+        return fit
 
     @staticmethod
     def _short(pod: PodSpec, room: tuple[int, int], state: NodeState) -> list[str]:
@@ -368,7 +374,7 @@ class Simulation:
             template = self.templates[p]
             try:
                 picks = self._fit(branch, pod, template, frozenset())
-            except (CelEvaluationError, MissingDeviceClass):
+            except (CelEvaluationError, MissingDeviceClass, SearchAbandoned):
                 continue
             if picks is None or self._short(pod, template.room, NodeState()):
                 continue

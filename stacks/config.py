@@ -48,10 +48,17 @@ class Model(BaseModel):
 
 
 class ControlPlaneAccess(Model):
-    """Who may reach the Kubernetes API.
+    """Who may reach the Kubernetes API, and how ``pulumi up`` reaches it.
 
-    Private by default. ``publicEndpoint: true`` needs ``authorizedNetworks``
-    (GKE master authorized networks / EKS ``publicAccessCidrs``).
+    The IP endpoint is private by default. ``publicEndpoint: true`` needs
+    ``authorizedNetworks`` (GKE master authorized networks / EKS ``publicAccessCidrs``).
+    ``dnsEndpoint`` (GKE): the Kubernetes provider and the kubeconfig use the
+    DNS-based endpoint, authorized by IAM and reachable from anywhere; ``false``
+    makes them use the IP endpoint. ``runnerCidrs``: where ``pulumi up`` runs,
+    needed when the provider would use a private IP endpoint (GKE
+    ``dnsEndpoint: false`` with ``publicEndpoint: false``: refused without it;
+    EKS ``publicEndpoint: false``: warned, and the policy pack refuses the plan);
+    GKE adds them to the authorized networks, EKS opens 443 to them.
     ``adminPrincipals`` (EKS): IAM role/user ARNs given cluster-admin access
     entries; empty (default) = the identity running the deployment. When set,
     include the identity that runs ``pulumi up`` (e.g. the CI role).
@@ -59,6 +66,8 @@ class ControlPlaneAccess(Model):
 
     public_endpoint: bool = False
     authorized_networks: list[str] = []
+    dns_endpoint: bool = True  # GKE
+    runner_cidrs: list[str] = []
     admin_principals: list[str] = []
     #: AKS: Microsoft Entra group object ids given cluster-admin (empty: grant Azure RBAC roles instead).
     admin_group_object_ids: list[str] = []
@@ -74,7 +83,7 @@ class ControlPlaneAccess(Model):
             raise ValueError("an ARN is listed twice")
         return value
 
-    @field_validator("authorized_networks")
+    @field_validator("authorized_networks", "runner_cidrs")
     @classmethod
     def _cidrs(cls, value: list[str]) -> list[str]:
         for cidr in value:

@@ -7,6 +7,7 @@ through the cluster's own provider.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -47,11 +48,31 @@ def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
     if SYSTEM_NODE_GROUP in cfg.node_pools:
         issues.append((f"nodePools.{SYSTEM_NODE_GROUP}", f"the name {SYSTEM_NODE_GROUP!r} is taken by the "
                                                          "cluster's CPU node group; rename the pool"))
+    issues.extend(_control_plane_issues(cfg))
     if cluster.network.existing_subnet_ids:
         for name, pool in cfg.node_pools.items():
             if pool.zones:
                 issues.append((f"nodePools.{name}.zones", "per-pool zones need the network this stack builds; "
                                                           "with cluster.network.existingSubnetIds, remove zones"))
+    return issues
+
+
+def _control_plane_issues(cfg: StackConfig) -> list[tuple[str, str]]:
+    """EKS has no DNS-based endpoint, and a private-only endpoint takes requests from within the cluster VPC
+    (EKS API reference, ``VpcConfigRequest.endpointPublicAccess``)."""
+    access, net = cfg.cluster.control_plane, cfg.cluster.network
+    issues = []
+    if "dns_endpoint" in access.model_fields_set:
+        issues.append(("cluster.controlPlane.dnsEndpoint", "is for GKE; EKS has only its IP endpoint: use "
+                                                           "publicEndpoint with authorizedNetworks, or runnerCidrs"))
+    if not net.existing_subnet_ids:
+        vpc = ipaddress.ip_network(net.cidr)
+        for i, cidr in enumerate(access.runner_cidrs):
+            if not ipaddress.ip_network(cidr).subnet_of(vpc):
+                issues.append((f"cluster.controlPlane.runnerCidrs[{i}]",
+                               f"{cidr} is outside the VPC ({net.cidr}, cluster.network.cidr): a private-only "
+                               "endpoint takes requests from within the cluster VPC; run `pulumi up` from a subnet "
+                               "of it"))
     return issues
 
 

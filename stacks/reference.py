@@ -27,7 +27,11 @@ DESCRIPTIONS = {
     "cluster.releaseChannel": "GKE release channel",
     "cluster.privateNodes": "nodes without public IPs (GKE; EKS nodes are always in private subnets)",
     "cluster.controlPlane.publicEndpoint": "expose the API endpoint publicly (needs `authorizedNetworks`)",
-    "cluster.controlPlane.authorizedNetworks": "CIDR blocks allowed to reach the API",
+    "cluster.controlPlane.authorizedNetworks": "CIDR blocks allowed to reach the IP endpoint",
+    "cluster.controlPlane.dnsEndpoint": "GKE: `pulumi up` and the kubeconfig use the IAM-authorized DNS endpoint; "
+                                        "`false`: the IP endpoint",
+    "cluster.controlPlane.runnerCidrs": "where `pulumi up` runs, needed for a private IP endpoint (GKE: "
+                                        "authorized; EKS: 443 opened, inside the VPC)",
     "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
     "cluster.network.podsCidr": "GKE: Pod IP range (subnet secondary range), disjoint from `cidr`",
     "cluster.network.servicesCidr": "GKE: Service IP range (subnet secondary range), disjoint from `cidr`",

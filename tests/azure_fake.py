@@ -5,12 +5,14 @@ Bodies follow the documented shapes (learn.microsoft.com/rest/api/compute/resour
 (name/value strings) and ``restrictions[]`` (``type`` Location|Zone, ``restrictionInfo``, ``reasonCode``);
 usages with ``name.value``, ``limit`` and ``currentValue``; both paged with ``nextLink``. Errors in ARM's
 model: ``{"error": {"code": "AuthorizationFailed", "message": ...}}`` (403) and ``InvalidAuthenticationToken``
-(401). The SKU figures come from the catalog (checked against Azure's size tables in test_aks_catalog).
+(401). Tests script any other answer (status, headers, body, a trickle) per path with :meth:`AzureFake.script`.
+The SKU figures come from the catalog (checked against Azure's size tables in test_aks_catalog).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gpu_fungibility import catalog
+from tests.compute_fake import Reply
 
 TOKEN = "test-token"
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
@@ -61,6 +64,17 @@ class AzureFake:
     failures: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     page_size: int = 2
     requests: list[str] = field(default_factory=list)
+    #: path pattern (``re.search``) -> replies in turn (the last again): any status, headers, body, trickle
+    scripts: list[tuple[str, list[Reply]]] = field(default_factory=list)
+
+    def script(self, path_pattern: str, *replies: Reply) -> None:
+        self.scripts.append((path_pattern, list(replies)))
+
+    def scripted(self, path: str) -> Reply | None:
+        for pattern, replies in self.scripts:
+            if re.search(pattern, path):
+                return replies.pop(0) if len(replies) > 1 else replies[0]
+        return None
 
     def start(self) -> AzureFake:
         fake = self
@@ -71,6 +85,10 @@ class AzureFake:
 
             def do_GET(self) -> None:  # noqa: N802
                 fake.requests.append(self.path)
+                reply = fake.scripted(self.path)
+                if reply is not None:
+                    reply.send(self, fake.stopping)
+                    return
                 status, body = fake.answer(self.path, self.headers.get("Authorization", ""))
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -79,7 +97,9 @@ class AzureFake:
                 self.end_headers()
                 self.wfile.write(data)
 
+        self.stopping = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -88,6 +108,7 @@ class AzureFake:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def stop(self) -> None:
+        self.stopping.set()  # ends trickling replies
         self.server.shutdown()
         self.server.server_close()
 

@@ -68,6 +68,35 @@ def unauthenticated_body() -> dict[str, Any]:
 
 
 @dataclass
+class Reply:
+    """One scripted HTTP answer: status, headers and body, optionally sent one byte every ``trickle`` seconds."""
+
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    trickle: float = 0.0
+
+    def send(self, handler: BaseHTTPRequestHandler, stopping: threading.Event) -> None:
+        handler.send_response(self.status)
+        handler.send_header("Content-Type", self.headers.pop("Content-Type", "application/json; charset=UTF-8"))
+        for name, value in self.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(self.body)) if not self.trickle else "1000000")
+        handler.end_headers()
+        if not self.trickle:
+            handler.wfile.write(self.body)
+            return
+        for byte in self.body:  # a slow drip that would never finish a 1 MB body
+            if stopping.wait(self.trickle):
+                return
+            try:
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+            except OSError:
+                return
+
+
+@dataclass
 class FakeCompute:
     project: str = "demo-project"
     tokens: set[str] = field(default_factory=lambda: {"test-token"})
@@ -75,6 +104,9 @@ class FakeCompute:
     accelerator_types: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     quotas: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # region -> metric -> entry
     quota_warning: dict[str, Any] | None = None
+    project_quotas: dict[str, dict[str, Any]] = field(default_factory=lambda: {
+        "GPUS_ALL_REGIONS": {"metric": "GPUS_ALL_REGIONS", "limit": 32.0, "usage": 0.0}})
+    scripts: list[tuple[str, list[Reply]]] = field(default_factory=list)  # path pattern -> replies, in order
     error: tuple[int, dict[str, Any]] | None = None  # every Compute call answers this
     service_accounts: dict[str, Any] = field(default_factory=dict)  # client_email -> RSA public key
     refresh_tokens: dict[str, str] = field(default_factory=dict)  # refresh token -> client_id
@@ -84,15 +116,19 @@ class FakeCompute:
     # --- state -------------------------------------------------------------------------------
 
     def offer(self, zone: str, machine_type: str, *, accelerator: tuple[str, int] | None = None,
-              with_accelerator_type: bool = True, deprecated: str | None = None) -> None:
+              with_accelerator_type: bool = True, deprecated: str | None = None, guest_cpus: int | None = None,
+              memory_mb: int | None = None) -> None:
         """Offer a machine type in a zone; its accelerators come from the catalog (or ``accelerator``)."""
         shape = catalog.gke_machine_shape(machine_type)
         if accelerator is None and shape and shape.accelerator in catalog.GPUS:
             accelerator = (shape.accelerator, shape.count)
+        host = catalog.host_shape(machine_type)  # the catalog's shape unless a test says otherwise
         body: dict[str, Any] = {
             "kind": "compute#machineType", "id": str(1000 + len(self.requests)), "creationTimestamp": CREATED,
-            "name": machine_type, "description": f"{machine_type} for tests", "guestCpus": 12,
-            "memoryMb": 174080, "maximumPersistentDisks": 128, "maximumPersistentDisksSizeGb": "263168",
+            "name": machine_type, "description": f"{machine_type} for tests",
+            "guestCpus": guest_cpus if guest_cpus is not None else (host.vcpus if host else 12),
+            "memoryMb": memory_mb if memory_mb is not None else (round(host.memory_gib * 1024) if host else 174080),
+            "maximumPersistentDisks": 128, "maximumPersistentDisksSizeGb": "263168",
             "zone": zone, "selfLink": self._link(f"zones/{zone}/machineTypes/{machine_type}"),
             "isSharedCpu": False,
         }
@@ -114,6 +150,19 @@ class FakeCompute:
 
     def set_quota(self, region: str, metric: str, limit: float, usage: float = 0.0) -> None:
         self.quotas.setdefault(region, {})[metric] = {"metric": metric, "limit": float(limit), "usage": float(usage)}
+
+    def set_project_quota(self, metric: str, limit: float, usage: float = 0.0) -> None:
+        self.project_quotas[metric] = {"metric": metric, "limit": float(limit), "usage": float(usage)}
+
+    def script(self, path_pattern: str, *replies: Reply) -> None:
+        """GETs whose path matches ``path_pattern`` (``re.search``) get ``replies`` in turn, then the last again."""
+        self.scripts.append((path_pattern, list(replies)))
+
+    def scripted(self, path: str) -> Reply | None:
+        for pattern, replies in self.scripts:
+            if re.search(pattern, path):
+                return replies.pop(0) if len(replies) > 1 else replies[0]
+        return None
 
     def _link(self, path: str) -> str:
         return f"https://www.googleapis.com/compute/v1/projects/{self.project}/{path}"
@@ -137,6 +186,10 @@ class FakeCompute:
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 fake.requests.append(("GET", self.path, dict(self.headers)))
+                reply = fake.scripted(self.path)
+                if reply is not None:
+                    reply.send(self, fake.stopping)
+                    return
                 status, body = fake.answer_get(self.path, self.headers.get("Authorization", ""))
                 self._reply(status, body)
 
@@ -155,6 +208,7 @@ class FakeCompute:
                 self.end_headers()
                 self.wfile.write(data)
 
+        self.stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -163,12 +217,13 @@ class FakeCompute:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()  # ends trickling replies
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
 
     def answer_get(self, path: str, authorization: str) -> tuple[int, dict[str, Any]]:
-        match = re.fullmatch(r"/compute/v1/projects/([^/]+)/(.+)", urllib.parse.urlparse(path).path)
+        match = re.fullmatch(r"/compute/v1/projects/([^/]+)(?:/(.+))?", urllib.parse.urlparse(path).path)
         if not match:
             return 404, not_found_body(path)
         if not authorization.startswith("Bearer ") or authorization[7:] not in self.tokens:
@@ -176,6 +231,11 @@ class FakeCompute:
         if self.error:
             return self.error
         project, rest = match.groups()
+        if project == self.project and rest is None:  # projects.get
+            return 200, {"kind": "compute#project", "id": PROJECT_NUMBER, "name": project,
+                         "creationTimestamp": CREATED, "selfLink": self._link("")[:-1],
+                         "quotas": list(self.project_quotas.values())}
+        rest = rest or ""
         resource = f"projects/{project}/{rest}"
         if project != self.project:
             return 404, not_found_body(f"projects/{project}")

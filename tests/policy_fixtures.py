@@ -12,6 +12,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_fungibility.node_selection import NodeTaint
+from gpu_fungibility.tpu_dra import tpu_dra_values
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyResource,
@@ -54,6 +56,9 @@ def resource_args(r: R, config: dict | None = None) -> ResourceValidationArgs:
 def stack_args(resources: list[R], config: dict | None = None) -> StackValidationArgs:
     items = [PolicyResource(r.type, unknown_checking_proxy(copy.deepcopy(r.props)), r.urn, r.name, _opts(r.parent),
                             None, None, [], {}) for r in resources]
+    by_urn = {item.urn: item for item in items}
+    for r, item in zip(resources, items, strict=True):  # as the SDK does: dependency URNs become resources
+        item.dependencies = [by_urn[d] for d in r.dependencies if d in by_urn]
     return StackValidationArgs(items, config)
 
 
@@ -222,14 +227,12 @@ def gke_stack() -> list[R]:
         gke_gpu_pool("a100-40gb", "a2-highgpu-2g", "nvidia-tesla-a100", 2, spot=True, minimum=0),
         tpu_pool,
         installer,
-        R(RELEASE, "nvidia-dra", {"chart": DRA_CHART, "version": "0.4.0", "name": "dra-driver-nvidia-gpu",
+        R(RELEASE, "nvidia-dra", {"chart": DRA_CHART, "version": "0.4.1", "name": "dra-driver-nvidia-gpu",
                                   "namespace": "dra-driver-nvidia-gpu", "createNamespace": True,
                                   "values": dra_kubelet_values_gke()}),
-        R(RELEASE, "tpu-dra", {"chart": TPU_CHART, "version": "0.1.0", "name": "dra-driver-google-tpu",
-                               "namespace": "dra-driver-google-tpu", "values": {"kubeletPlugin": {
-                                   "priorityClassName": "",
-                                   "tolerations": [{"key": "google.com/tpu", "operator": "Exists",
-                                                    "effect": "NoSchedule"}]}}}),
+        R(RELEASE, "tpu-dra", {"chart": TPU_CHART, "version": "0.2.0", "name": "dra-driver-google-tpu",
+                               "namespace": "dra-driver-google-tpu",
+                               "values": tpu_dra_values([NodeTaint("google.com/tpu", "present", "NoSchedule")])}),
         R("kubernetes:cloud.google.com/v1:ComputeClass", CCC, {
             "apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": CCC},
             "spec": {"priorities": [{"nodepools": ["a100-80gb"]}, {"nodepools": ["a100-40gb"]}],
@@ -288,7 +291,7 @@ def eks_stack() -> list[R]:
         eks_group("l4", "g6.12xlarge", dra=True),
         eks_group("t4-classic", "g4dn.xlarge", dra=False),
         quota,
-        R(RELEASE, "nvidia-dra", {"chart": DRA_CHART, "version": "0.4.0", "name": "dra-driver-nvidia-gpu",
+        R(RELEASE, "nvidia-dra", {"chart": DRA_CHART, "version": "0.4.1", "name": "dra-driver-nvidia-gpu",
                                   "namespace": "nvidia-dra", "values": {
                                       "gpuResourcesEnabledOverride": True,
                                       "resources": {"computeDomains": {"enabled": False}},
@@ -301,7 +304,7 @@ def eks_stack() -> list[R]:
                                                   "nodeSelectorTerms": [{"matchExpressions": [
                                                       {"key": "nvidia.com/gpu.dra", "operator": "In",
                                                        "values": ["true"]}]}]}}}}}}),
-        R(RELEASE, "device-plugin", {"chart": "nvidia-device-plugin", "version": "0.17.1", "name": "nvidia-device-plugin",
+        R(RELEASE, "device-plugin", {"chart": "nvidia-device-plugin", "version": "0.20.0", "name": "nvidia-device-plugin",
                                      "repositoryOpts": {"repo": "https://nvidia.github.io/k8s-device-plugin"},
                                      "namespace": "nvidia-device-plugin", "values": device_plugin_values_seed_004()}),
         R(RELEASE, "autoscaler", {"chart": "cluster-autoscaler", "version": "9.46.6", "namespace": "kube-system",

@@ -56,7 +56,7 @@ def test_defaults_live_on_the_model():
     assert cfg.cluster.private_nodes is True
     assert cfg.cluster.control_plane.public_endpoint is False
     assert cfg.drivers.nvidia_dra.version.startswith("0.4.")
-    assert cfg.drivers.tpu_dra.version == "0.1.0"
+    assert cfg.drivers.tpu_dra.version == "0.2.0"
 
 
 def test_config_is_not_mutated():

@@ -110,7 +110,7 @@ def test_device_plugin_values_keep_extras_and_dra_exclusion():
     term_path = "values.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1]"
     assert [p for p, _ in dra_exclusion_issues(open_term)] == [term_path]
     # the stack reports it at the config key the user wrote
-    cfg = eks_config(drivers={"nvidiaDevicePlugin": {"chart": "nvidia-device-plugin", "version": "0.17.1",
+    cfg = eks_config(drivers={"nvidiaDevicePlugin": {"chart": "nvidia-device-plugin", "version": "0.20.0",
                                                      "namespace": "nvidia-device-plugin", "values": open_term}})
     assert f"drivers.nvidiaDevicePlugin.{term_path}" in {p for p, _ in composition_issues(cfg)}
 

@@ -34,7 +34,9 @@ def eks_dev_config() -> dict[str, Any]:
 
 
 MINIMAL = {
-    "cluster": {"cloud": "eks", "name": "mini", "location": "us-east-1", "zones": ["us-east-1a", "us-east-1b"]},
+    "cluster": {"cloud": "eks", "name": "mini", "location": "us-east-1", "zones": ["us-east-1a", "us-east-1b"],
+                # a private-only endpoint: `pulumi up` runs from this subnet of the VPC (10.0.0.0/16)
+                "controlPlane": {"runnerCidrs": ["10.0.250.0/24"]}},
     "nodePools": {
         "h100": {"instanceTypes": ["p5.48xlarge"], "accelerator": {"type": "nvidia-h100-80gb", "count": 8},
                  "spot": False, "onDemandFallback": True, "autoscaling": {"min": 1, "max": 1}},
@@ -204,7 +206,7 @@ def test_device_plugin_values_that_admit_dra_nodes_are_refused():
     raw = eks_dev_config()
     raw["drivers"] = {"nvidiaDevicePlugin": {
         "chart": "nvidia-device-plugin", "repo": "https://nvidia.github.io/k8s-device-plugin",
-        "version": "0.17.1", "namespace": "nvidia-device-plugin",
+        "version": "0.20.0", "namespace": "nvidia-device-plugin",
         "values": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}}},
@@ -305,6 +307,12 @@ def test_control_plane_is_private_by_default(minimal):
     vpc = cluster.inputs["vpcConfig"]
     assert vpc["endpointPublicAccess"] is False and vpc["endpointPrivateAccess"] is True, cluster.urn
     assert "publicAccessCidrs" not in vpc, cluster.urn
+    (rule,) = minimal.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert rule.inputs["cidrIpv4"] == "10.0.250.0/24", rule.urn
+    assert (rule.inputs["fromPort"], rule.inputs["toPort"], rule.inputs["ipProtocol"]) == (443, 443, "tcp"), rule.urn
+    assert rule.inputs["securityGroupId"] == f"sg-{mocks._short_hash(cluster.name)}", rule.urn
+    provider = minimal.named("mini-k8s")
+    assert rule.urn in provider.dependencies, "the provider waits until the runner may reach the API"
 
 
 def test_public_endpoint_only_for_the_allow_list(dev):
@@ -336,7 +344,7 @@ def test_cluster_is_hardened(dev):
 def test_admin_principals_replace_the_deployer_entry():
     raw = copy.deepcopy(MINIMAL)
     admins = ["arn:aws:iam::111122223333:role/ci-deployer", "arn:aws:iam::111122223333:role/platform-admins"]
-    raw["cluster"]["controlPlane"] = {"adminPrincipals": admins}
+    raw["cluster"]["controlPlane"]["adminPrincipals"] = admins
     run = run_stack(raw, stack="admins")
     entries = run.of_type("aws:eks/accessEntry:AccessEntry")
     assert sorted(e.inputs["principalArn"] for e in entries) == admins, [e.urn for e in entries]

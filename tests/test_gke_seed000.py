@@ -97,7 +97,7 @@ def test_compute_class_names_the_node_pools_the_stack_built(run):
 def test_nvidia_dra_release_gke_values(run):
     res = run.named("nvidia-dra-release")
     assert res.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", res.urn
-    assert res.inputs["version"] == "0.4.0", res.urn
+    assert res.inputs["version"] == "0.4.1", res.urn
     assert res.inputs["name"] == "dra-driver-nvidia-gpu" and res.inputs["namespace"] == "dra-driver-nvidia-gpu"
     values = res.inputs["values"]
     assert values["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia/", res.urn

@@ -28,7 +28,7 @@ def test_tpu_pool_follows_seed_003(run):
 def test_tpu_driver_release_follows_seed_003(run):
     res = run.named("tpu-dra-release")
     assert res.inputs["chart"] == "oci://registry.k8s.io/dra-driver-google/charts/dra-driver-google-tpu", res.urn
-    assert res.inputs["version"] == "0.1.0", res.urn
+    assert res.inputs["version"] == "0.2.0", res.urn
     assert res.inputs["namespace"] == "dra-driver-google-tpu", res.urn
     plugin = res.inputs["values"]["kubeletPlugin"]
     assert plugin["priorityClassName"] == "", res.urn

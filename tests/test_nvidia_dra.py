@@ -15,7 +15,7 @@ from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config
 
 CHART = NvidiaDraDriverArgs(cloud="eks", chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
-                            version="0.4.0", namespace="dra-driver-nvidia-gpu")
+                            version="0.4.1", namespace="dra-driver-nvidia-gpu")
 EKS_GPU_TAINT = NodeTaint("nvidia.com/gpu", "true", "NoSchedule")
 DRA_AFFINITY_TERMS = [{"matchExpressions": [
     {"key": "nvidia.com/gpu.present", "operator": "Exists"},
@@ -142,7 +142,7 @@ def test_eks_component_creates_namespace_quota_and_release(eks_driver):
             "values": ["system-node-critical", "system-cluster-critical"]}]},
     }, quota.urn
     release = eks_driver["nvidia-dra-release"]
-    assert release.inputs["namespace"] == "nvidia" and release.inputs["version"] == "0.4.0", release.urn
+    assert release.inputs["namespace"] == "nvidia" and release.inputs["version"] == "0.4.1", release.urn
     assert release.inputs["values"]["controller"] == {"affinity": None}, release.urn
     assert release.inputs["allowNullValues"] is True, f"{release.urn}: null must reach Helm to clear the affinity"
     assert quota.urn in release.dependencies, f"{release.urn}: pods are admitted only once the quota exists"

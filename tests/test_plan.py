@@ -72,6 +72,15 @@ def test_summary_is_a_pr_comment_with_the_fallback_chain(dev_plan):
     assert chain.index("a100-80gb") < chain.index("a100-40gb"), "fallback chain follows the compute class order"
 
 
+def test_summary_shows_each_pools_node_and_what_a_replica_takes_of_it(dev_plan):
+    text = (dev_plan / "summary.md").read_text()
+    sizes = text[text.index("## Node sizes"):]
+    # a2-ultragpu-1g: 170 GiB nominal, about 167 GiB capacity, 156.9 GiB allocatable; the replica asks 150Gi.
+    assert ("| vllm-gpu | a100-80gb | a2-ultragpu-1g | 12 CPU, 170 GiB | 167.0 GiB | 11.9 CPU, 156.9 GiB "
+            "| 0.75 CPU, 1.3 GiB | 10.7 CPU, 150.0 GiB (96% of allocatable memory) |") in sizes
+    assert "| vllm-tpu | tpu-v6e | ct6e-standard-1t | 44 CPU, 176 GiB |" in sizes
+
+
 def test_two_runs_are_byte_identical(dev_plan, tmp_path):
     (tmp_path / "dev" / "manifests").mkdir(parents=True)
     (tmp_path / "dev" / "manifests" / "from-an-older-plan.yaml").write_text("kind: Gone\n")

@@ -19,6 +19,8 @@ EXPECTED_LEVELS = {
     "no-public-inference-endpoint": "mandatory", "secrets-from-secret-store": "mandatory",
     "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
+    "serving-requests-fit-nodes": "mandatory",
+    "control-plane-reachable": "mandatory",
 }
 
 

@@ -191,6 +191,24 @@ def put_the_token_in_a_literal(plan):
     return "vllm-gpu-deployment"
 
 
+def request_the_nominal_sizes_of_a_node(plan):
+    """158Gi fitted a2-ultragpu-1g when allocatable was computed from nominal memory; the node reports less."""
+    resources = pod_spec(plan, "vllm-gpu")["containers"][0]["resources"]
+    resources["requests"]["memory"] = resources["limits"]["memory"] = "158Gi"
+    return "vllm-gpu-deployment"
+
+
+def ask_the_tpu_server_for_the_old_catalogs_memory(plan):
+    resources = pod_spec(plan, "vllm-tpu")["containers"][0]["resources"]
+    resources["requests"]["memory"] = resources["limits"]["memory"] = "431Gi"  # ct6e-standard-1t has 176 GiB
+    return "vllm-tpu-deployment"
+
+
+def request_more_cpu_than_an_eks_node_has(plan):
+    pod_spec(plan, "vllm-gpu")["containers"][0]["resources"]["requests"]["cpu"] = "4"  # g6e.xlarge: 4 vCPUs
+    return "vllm-gpu-deployment"
+
+
 def reverse_the_compute_class(plan):
     k8s(plan, "ComputeClass", "vllm-gpu-ccc")["inputs"]["spec"]["priorities"].reverse()
     return "vllm-gpu-deployment"
@@ -299,6 +317,19 @@ def an_empty_constraint(plan):
     return template["urn"].rsplit("::", 1)[1]
 
 
+def turn_off_the_dns_endpoint(plan):
+    """prod as it shipped before: only a private IP endpoint, authorized for a range nothing in the plan is in."""
+    del one(plan, "gcp:container/cluster:Cluster")["inputs"]["controlPlaneEndpointsConfig"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
+def make_the_eks_endpoint_private_only(plan):
+    vpc = one(plan, "aws:eks/cluster:Cluster")["inputs"]["vpcConfig"]
+    vpc["endpointPublicAccess"] = False
+    del vpc["publicAccessCidrs"]
+    return one(plan, "pulumi:providers:kubernetes")["urn"].rsplit("::", 1)[1]
+
+
 MUTATIONS = [
     ("dev", drop_gke_no_default_label, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     # a DRA-labelled pool that also lets GKE install its driver: two rules see it
@@ -332,6 +363,11 @@ MUTATIONS = [
     ("eks-dev", ask_more_gpus_than_a_node_has, "claim-alternative-satisfiable"),
     ("dev", lower_case_all_on_the_tpu_claim, "claim-shape"),
     ("dev", an_empty_constraint, "claim-shape"),
+    ("dev", request_the_nominal_sizes_of_a_node, "serving-requests-fit-nodes"),
+    ("dev", ask_the_tpu_server_for_the_old_catalogs_memory, "serving-requests-fit-nodes"),
+    ("eks-dev", request_more_cpu_than_an_eks_node_has, "serving-requests-fit-nodes"),
+    ("prod", turn_off_the_dns_endpoint, "control-plane-reachable"),
+    ("eks-dev", make_the_eks_endpoint_private_only, "control-plane-reachable"),
 ]
 
 

@@ -140,8 +140,8 @@ def test_pools_offered_in_their_zones_are_served(aws, tmp_path, capsys):
     aws.quota(G_SPOT, 1000)
     aws.scores(["g6e.xlarge"], 1, {"us-west-2a": 9, "us-west-2b": 3})
     aws.scores(["g5.12xlarge"], 1, {"us-west-2b": 6})
-    code, out, _ = run(tmp_path, raw, capsys)
-    assert code == 0, out
+    code, out, err = run(tmp_path, raw, capsys)
+    assert code == 0, out + err
     assert verdicts(out) == {"l40s": "SERVED", "a10g-4x": "SERVED"}
     assert "SERVED      l40s: us-west-2a, us-west-2b" in out
     assert "1 x NVIDIA L40S 45776 MiB" in out and "4 x NVIDIA A10G 22888 MiB" in out
@@ -252,19 +252,26 @@ def test_on_demand_pools_use_the_on_demand_quota_and_its_default_value(aws, tmp_
     aws.assert_done()
 
 
-def test_quota_access_denied_exits_2_and_spot_scores_denied_only_say_so(aws, tmp_path, capsys):
+def test_quota_access_denied_is_a_warning_and_every_other_check_is_still_reported(aws, tmp_path, capsys):
     aws.quotas.add_client_error("get_service_quota", "AccessDeniedException", "not authorized",
                                 http_status_code=400)
+    aws.scores(["g6e.xlarge"], 1, {"us-west-2a": 9})
+    aws.scores(["g5.12xlarge"], 1, {"us-west-2a": 6})
     code, out, err = run(tmp_path, copy.deepcopy(BASE), capsys)
-    assert code == 2 and out == ""
-    assert "AWS refused the credentials in use (AccessDeniedException" in err
-    assert "servicequotas:GetServiceQuota" in err and "Traceback" not in err
+    assert code == 0, out + err
+    assert verdicts(out) == {"l40s": "WARN", "a10g-4x": "WARN"}
+    assert "vCPU quota L-3819A6DF not checked: servicequotas:GetServiceQuota: access denied " \
+           "(AccessDeniedException: not authorized) (needs servicequotas:GetServiceQuota)" in line_of(out, "l40s")
+    assert "1 x NVIDIA L40S 45776 MiB" in out and "us-west-2a 9" in out  # offerings, shapes, scores still there
+    assert err == "" and "Traceback" not in out
+    aws.assert_done()
 
     aws.quota(G_SPOT, 1000)
     aws.spot.add_client_error("get_spot_placement_scores", "UnauthorizedOperation", "not authorized")
     code, out, _ = run(tmp_path, copy.deepcopy(BASE), capsys)
     assert code == 0, out
-    assert "Spot placement scores not read (UnauthorizedOperation: not authorized)" in out
+    assert "Spot placement scores not read (ec2:GetSpotPlacementScores: access denied (UnauthorizedOperation: " \
+           "not authorized) (needs ec2:GetSpotPlacementScores))" in out
 
 
 def test_json_output(aws, tmp_path, capsys):
@@ -277,7 +284,7 @@ def test_json_output(aws, tmp_path, capsys):
     assert pools["l40s"]["verdict"] == "served" and pools["a10g-4x"]["verdict"] == "warn"
     assert pools["l40s"]["spot_scores"] == {"us-west-2a": 9, "us-west-2d": 3}
     assert report["vcpu_quotas"] == [{"code": G_SPOT, "name": QUOTA_NAMES[G_SPOT], "spot": True, "value": 1000.0,
-                                      "source": "applied", "pools": ["l40s", "a10g-4x"]}]
+                                      "source": "applied", "pools": ["l40s", "a10g-4x"], "error": ""}]
 
 
 def test_missing_credentials_give_one_clear_message(tmp_path, capsys, monkeypatch):
@@ -333,3 +340,19 @@ def test_shipped_eks_dev_stack(aws, capsys, monkeypatch, scenario, code, expecte
     out = capsys.readouterr().out
     assert verdicts(out) == expected, out
     aws.assert_done()
+
+
+def test_live_instance_shape_that_differs_from_the_catalog_is_a_warning(aws, tmp_path, capsys, monkeypatch):
+    # moto's EC2 data altered so g6e.xlarge reports 8 GiB less memory than the catalog holds.
+    from moto.ec2.models.instance_types import InstanceTypeBackend
+
+    host = catalog.host_shape("g6e.xlarge")
+    entry = next(t for t in InstanceTypeBackend.instance_types if t.name == "g6e.xlarge")
+    live_mib = round(host.memory_gib * 1024) - 8192
+    monkeypatch.setitem(entry, "MemoryInfo", {"SizeInMiB": live_mib})
+    aws.base()
+    code, out, _ = run(tmp_path, copy.deepcopy(BASE), capsys)
+    assert code == 0, out
+    assert verdicts(out)["l40s"] == "WARN"
+    assert f"g6e.xlarge: EC2 says {live_mib / 1024:g} GiB, the catalog {host.memory_gib:g} GiB" \
+        in line_of(out, "l40s")

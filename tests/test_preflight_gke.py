@@ -433,3 +433,4 @@ def test_make_preflight_dev_end_to_end(tmp_path):
     report = json.loads(out[out.index("{"):])
     assert {p["pool"]: p["verdict"] for p in report["pools"]} == {
         "a100-80gb": "served", "a100-40gb": "served", "tpu-v6e": "warn"}
+

@@ -48,6 +48,14 @@ def test_a_pod_that_fills_a_node_exactly_fits_and_one_mebibyte_more_does_not(cfg
                                      f"(requests {A100_80_ROOM[1] + 1}Mi, {A100_80_ROOM[1]}Mi free))")
 
 
+def test_the_simulator_builds_nodes_from_capacity_not_nominal_memory(cfg):
+    """158Gi fitted the a2-ultragpu-1g room computed from nominal memory; a real node has about 156.9 GiB
+    allocatable (capacity below nominal), so the simulator leaves such a pod pending."""
+    assert A100_80_ROOM[1] < 158 * 1024 < 170 * 1024 - 10241 - 100
+    (replica,) = simulate(cfg, with_requests(gpu_objects(), memory="158Gi")).of("vllm-gpu")
+    assert replica.status == PENDING and replica.reason.startswith("insufficient memory")
+
+
 def test_a_pod_no_node_can_hold_says_which_resource_and_pool(cfg):
     raw = copy.deepcopy(GKE_DEV)
     raw["nodePools"]["a100-80gb"]["autoscaling"]["min"] = 0

@@ -17,27 +17,47 @@ from tests.test_workload import eks_config, pod_of
 
 GIB = 1024
 
-# ---- the clouds' allocatable formulas ------------------------------------------------------------
+# ---- the clouds' capacity and allocatable (tests/test_node_capacity.py checks them against real nodes) ----
 
 
-def test_gke_allocatable_follows_the_documented_tiers():
+def test_gke_capacity_is_nominal_memory_less_the_kernel_and_allocatable_less_the_tiers():
     gke = clouds.profile("gke")
-    # a2-ultragpu-1g: 12 vCPUs, 170 GiB.
-    cpu = 12000 - (60 + 10 + 10 + 0.0025 * 8000)
-    memory = 170 * GIB - (0.25 * 4 * GIB + 0.20 * 4 * GIB + 0.10 * 8 * GIB + 0.06 * 112 * GIB + 0.02 * 42 * GIB) - 100
-    assert gke.allocatable(catalog.host_shape("a2-ultragpu-1g")) == (int(cpu), int(memory)) == (11900, 163576)
-    # g2-standard-4: 4 vCPUs, 16 GiB (the 6% and 2% tiers are never reached).
-    assert gke.allocatable(catalog.host_shape("g2-standard-4")) == (3920, int(16 * GIB - 0.45 * 4 * GIB - 0.8 * GIB - 100))
-    # Below 1 GiB GKE reserves a flat 255 MiB.
-    assert gke.allocatable(catalog.HostShape("tiny", 1, 0.5)) == (940, 512 - 255 - 100)
+    # g2-standard-4: 4 vCPUs, 16 GiB nominal. Kernel: 1/64, 16 MiB, 64 MiB swiotlb, 0.175% (COS), margin 64 MiB.
+    nominal = 16 * GIB
+    capacity = int(nominal - (nominal / 64 + 16 + 64 + 0.00175 * nominal + 64))
+    assert gke.capacity(catalog.host_shape("g2-standard-4")) == (4000, capacity)
+    # kube-reserved: 25% of 4000 MiB, 20% of the next 4000, 10% of the next 8000, 6% of the rest (1000-MiB "GB").
+    reserved = int(1000 + 800 + 800 + 0.06 * (nominal - 16000))
+    assert gke.allocatable(catalog.host_shape("g2-standard-4")) == (3920, capacity - reserved - 100)
+    # Up to 1000 MiB GKE reserves a flat 255 MiB; at or below 8 GiB the kernel keeps 8 MiB more, no swiotlb.
+    tiny = catalog.HostShape("tiny", 1, 0.5)
+    tiny_capacity = int(512 - (512 / 64 + 16 + 8 + 0.00175 * 512 + 64))
+    assert gke.allocatable(tiny) == (940, tiny_capacity - 255 - 100)
 
 
-def test_eks_allocatable_follows_nodeadm():
+def test_eks_allocatable_is_capacity_less_nodeadms_reservation():
     eks = clouds.profile("eks")
-    # g6e.xlarge: 4 vCPUs, 32 GiB, 58 pods: kubeReserved memory 11 x 58 + 255 MiB, eviction 100Mi.
-    assert eks.allocatable(catalog.host_shape("g6e.xlarge")) == (3920, 32 * GIB - (11 * 58 + 255) - 100)
+    # g6e.xlarge: 4 vCPUs, 32 GiB, 58 pods: capacity 97.3% of nominal less 420 MiB; kubeReserved
+    # 11 x 58 + 255 MiB, eviction 100Mi.
+    capacity = int(32 * GIB * 0.973 - 420)
+    assert eks.capacity(catalog.host_shape("g6e.xlarge")) == (4000, capacity)
+    assert eks.allocatable(catalog.host_shape("g6e.xlarge")) == (3920, capacity - (11 * 58 + 255) - 100)
     # g5.12xlarge: 48 vCPUs, 192 GiB, 737 pods.
-    assert eks.allocatable(catalog.host_shape("g5.12xlarge")) == (48000 - 190, 192 * GIB - (11 * 737 + 255) - 100)
+    capacity = int(192 * GIB * 0.973 - 420)
+    assert eks.allocatable(catalog.host_shape("g5.12xlarge")) == (48000 - 190, capacity - (11 * 737 + 255) - 100)
+
+
+@pytest.mark.parametrize("cloud, machine, family", [
+    ("gke", "a2-ultragpu-1g", "gpu"), ("gke", "ct6e-standard-1t", "tpu"), ("eks", "g6e.xlarge", "gpu")])
+def test_default_requests_keep_the_headroom_below_the_estimate(cloud, machine, family):
+    """3% of the allocatable stays unasked: more than the model's spread around measured nodes (1.5%)."""
+    from tests.test_node_capacity import TOLERANCE
+
+    assert sizing.HEADROOM_PERCENT / 100 >= 2 * TOLERANCE
+    room = sizing.node_room(cloud, machine, family)
+    sized = sizing.default_resources([sizing.PoolRoom("pool", (room,))])
+    assert sized.memory_mib <= room.free[1] - room.allocatable[1] * 0.03
+    assert sized.cpu_m <= room.free[0] - room.allocatable[0] * 0.03
 
 
 def test_every_catalog_machine_has_its_cpus_and_memory():
@@ -58,11 +78,11 @@ def _container(run, workload: str) -> dict:
 
 
 @pytest.mark.parametrize("stack, workload, cpu, memory, grace", [
-    ("dev", "vllm-gpu", "11100m", "158Gi", 15),    # a2-ultragpu-1g, the smaller of its two machines
-    ("dev", "vllm-tpu", "43200m", "431Gi", 15),    # ct6e-standard-1t
-    ("prod", "vllm-gpu", "11100m", "158Gi", 15),
-    ("eks-dev", "vllm-gpu", "3300m", "29Gi", 90),  # g6e.xlarge, the smallest of l40s and a10g-4x
-    ("aks-dev", "vllm-gpu", "7200m", "51Gi", 15),  # Standard_NC8as_T4_v3 (t4spot), the smallest of its three
+    ("dev", "vllm-gpu", "10700m", "150Gi", 15),    # a2-ultragpu-1g: 156.9 GiB allocatable
+    ("dev", "vllm-tpu", "41900m", "156Gi", 15),    # ct6e-standard-1t: 176 GiB nominal, 162.6 GiB allocatable
+    ("prod", "vllm-gpu", "10700m", "150Gi", 15),
+    ("eks-dev", "vllm-gpu", "3200m", "27Gi", 90),  # g6e.xlarge, the smallest of l40s and a10g-4x
+    ("aks-dev", "vllm-gpu", "6900m", "49Gi", 15),  # Standard_NC8as_T4_v3 (t4spot), the smallest of its three
 ])
 def test_shipped_serving_containers_are_sized_to_their_smallest_node(stack, workload, cpu, memory, grace):
     run = run_in_cluster(read_stack_file(stack).namespace_config)
@@ -89,7 +109,8 @@ def test_every_shipped_serving_container_fits_every_machine_it_can_land_on(stack
             for pool in cfg.placement_pools(wl):
                 for machine in arguments.machine_types(cfg, pool):
                     room = sizing.node_room(cfg.cluster.cloud, machine, cfg.node_pools[pool].family)
-                    assert cpu * pods <= room.free[0] and memory * pods <= room.free[1], (name, pool, machine)
+                    # The requests keep the headroom below the node's estimated free room.
+                    assert cpu * pods <= room.sizable[0] and memory * pods <= room.sizable[1], (name, pool, machine)
                     allocatable = clouds.profile(cfg.cluster.cloud).allocatable(catalog.host_shape(machine))
                     assert memory < allocatable[1] and cpu < allocatable[0]
 
@@ -97,10 +118,10 @@ def test_every_shipped_serving_container_fits_every_machine_it_can_land_on(stack
 def test_pods_that_share_a_node_share_its_room():
     run = run_in_cluster(shared_config())  # qwen and embedder on one shared claim: both pods on one node
     for workload in ("qwen", "embedder"):
-        assert _container(run, workload)["resources"]["requests"] == {"cpu": "5500m", "memory": "79Gi"}
+        assert _container(run, workload)["resources"]["requests"] == {"cpu": "5300m", "memory": "75Gi"}
     mig = run_in_cluster(mig_config(SEED_002_SLICES))  # two servers per pod: each gets half
     for container in pod_of(mig, "mig-inference")["containers"]:
-        assert container["resources"]["requests"] == {"cpu": "5500m", "memory": "79Gi"}
+        assert container["resources"]["requests"] == {"cpu": "5300m", "memory": "75Gi"}
 
 
 def test_on_demand_only_workloads_keep_the_default_grace_period():
@@ -125,7 +146,7 @@ def test_resources_can_be_set_per_workload():
     assert container["resources"]["requests"] == {"cpu": "8", "memory": "64Gi"}
     assert container["resources"]["limits"] == {"memory": "64Gi"}
     partial = _container(run_in_cluster(gke_config(["a100-80gb"], resources={"memory": "32Gi"})), "serve")
-    assert partial["resources"]["requests"] == {"cpu": "11100m", "memory": "32Gi"}
+    assert partial["resources"]["requests"] == {"cpu": "10700m", "memory": "32Gi"}
 
 
 def test_a_request_that_does_not_fit_a_pool_names_the_pool_and_the_numbers():
@@ -134,8 +155,8 @@ def test_a_request_that_does_not_fit_a_pool_names_the_pool_and_the_numbers():
         parse_stack_config(raw)
     message = str(caught.value)
     assert "workloads.serve.resources.memory" in message
-    assert ("64Gi does not fit pool l4: one g2-standard-4 node has 13621Mi allocatable, 1344Mi of it kept for "
-            "system pods and DaemonSets, so 12277Mi is free") in message
+    assert ("64Gi does not fit pool l4: one g2-standard-4 node has 13232Mi allocatable, 1344Mi of it kept for "
+            "system pods and DaemonSets, so 11888Mi is free") in message
     assert "resources.cpu" not in message, "3 CPUs fit the l4 node (3170m free)"
 
 

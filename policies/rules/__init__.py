@@ -17,9 +17,11 @@ from pulumi_policy import (
 
 from .capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
 from .claims import validate_claim_follows_compute_class, validate_claim_shape
+from .endpoint import validate_control_plane_reachable
 from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
 from .placement import validate_device_plugin_isolation, validate_dra_pool_served
 from .reach import validate_alternatives_satisfiable, validate_reachable_pools_served
+from .requests_fit import validate_serving_requests_fit_nodes
 from .security import (
     validate_no_public_inference_endpoint,
     validate_pinned_charts,
@@ -85,6 +87,13 @@ POLICIES: list[Policy] = [
         enforcement_level=MANDATORY,
     ),
     StackValidationPolicy(
+        name="serving-requests-fit-nodes",
+        description="A serving pod's CPU and memory requests fit one node of every pool it can land on, with the "
+                    "node's capacity below its nominal memory.",
+        validate=validate_serving_requests_fit_nodes,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
         name="claim-follows-compute-class",
         description="A workload's claim alternatives are its compute class's pools, in the same order.",
         validate=validate_claim_follows_compute_class,
@@ -115,6 +124,14 @@ POLICIES: list[Policy] = [
         description="Every Helm release pins an exact chart version.",
         validate=validate_pinned_charts,
         enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="control-plane-reachable",
+        description="The Kubernetes provider's cluster endpoint is reachable from the plan or the config: GKE's "
+                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use.",
+        validate=validate_control_plane_reachable,
+        enforcement_level=MANDATORY,
+        config_schema=PolicyConfigSchema(properties={"runnerCidrs": _STRING_LIST}),
     ),
     ResourceValidationPolicy(
         name="eks-dra-scale-from-zero",
