@@ -24,8 +24,9 @@ from __future__ import annotations
 from plan_diff.properties import parse_path
 
 AZURE_NATIVE_REPLACEMENT = ("pulumi/pulumi-azure-native provider/pkg/gen/replacement.go (forceNewMap), read at "
-                            "1b7112af33c62b247daed1028686bf279f4d5e69")
-AZURE_NATIVE_PATH = "the Azure resource id (URL path parameters of the azure-native resource)"
+                            "1b7112af33c62b247daed1028686bf279f4d5e69 for the pinned pulumi-azure-native 3.29.0")
+AZURE_NATIVE_PATH = ("the Azure resource id (URL path parameters of the azure-native resource), read in its pinned "
+                     "pulumi-azure-native 3.29.0 SDK's Args")
 
 
 def _table(rule_type: type, source: str, *paths: str) -> list:
@@ -33,7 +34,9 @@ def _table(rule_type: type, source: str, *paths: str) -> list:
 
 
 def azure_native_rules(rule_type: type) -> dict[str, list]:
-    """Replacement rules by azure-native type, as ``rule_type(path, source)`` (``plan_diff.rules.Rule``)."""
+    """Replacement rules by azure-native type, as ``rule_type(path, source)``: ``plan_diff.rules`` builds
+    its ``AKS_TABLES`` from this beside ``GKE_TABLES`` and ``EKS_TABLES`` (it passes its ``Rule`` in, so this
+    module does not import it back)."""
     return {
         "azure-native:containerservice:ManagedCluster": [
             *_table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName", "resourceName"),

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility import catalog
+
 from preflight.azure_api import ArmClient, Usage
 from preflight.calls import CallError
 from preflight.report import number, table, verdict_line, verdict_of

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gpu_fungibility import catalog
+
 from tests.compute_fake import Reply
 
 TOKEN = "test-token"

@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +39,18 @@ def test_every_azure_rule_path_exists_in_the_sdk(type_):
     assert table, type_
     for rule in table:
         _walk(package, cls, rule.path)
+
+
+def test_the_aks_tables_sit_beside_gke_and_eks_and_name_the_provider_version_read():
+    lock = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text()
+    pinned = re.search(r"^pulumi-azure-native==(\S+)", lock, re.MULTILINE).group(1)
+    assert set(rules.AKS_TABLES) == set(ARGS)
+    assert not set(rules.AKS_TABLES) & (set(rules.GKE_TABLES) | set(rules.EKS_TABLES))
+    for type_, table in rules.AKS_TABLES.items():
+        assert rules.rules_for(type_, {}) is table
+        for rule in table:
+            assert "read at" in rule.source or "read in its" in rule.source, rule.source
+            assert f"pulumi-azure-native {pinned}" in rule.source, rule.source
 
 
 @pytest.fixture(scope="module")
