@@ -1,15 +1,14 @@
 """AKS's GPU VM sizes against Azure's published size tables, and the AKS node model against AKS's documented
-reservations and measured node capacity."""
+reservations (node capacity against measured AKS nodes: tests/test_node_capacity.py)."""
 
 import json
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import catalog, clouds
+from gpu_fungibility import catalog, clouds, node_capacity
 
 FIXTURES = Path(__file__).with_name("fixtures")
 SIZES = json.loads((FIXTURES / "aks_vm_sizes.json").read_text())
-CAPACITY = json.loads((FIXTURES / "aks_node_capacity.json").read_text())
 AKS = clouds.profile("aks")
 #: The GPU each series' page names, by catalog type.
 SERIES_GPU = {"nca100v4-series.md": "nvidia-a100-80gb-pcie", "ncadsh100v5-series.md": "nvidia-h100-nvl",
@@ -44,21 +43,12 @@ def test_azure_names_its_pcie_parts_apart_from_the_sxm_parts():
     assert catalog.GPUS["nvidia-h100-nvl"].product_name != catalog.GPUS["nvidia-h100-80gb"].product_name
 
 
-@pytest.mark.parametrize("row", CAPACITY["rows"], ids=lambda r: r[0])
-def test_modelled_node_capacity_stays_below_what_aks_nodes_report(row):
-    size, vcpus, nominal_gib, capacity_ki = row
-    _, modelled_mib = AKS.capacity(catalog.HostShape(size, vcpus, nominal_gib))
-    measured_mib = capacity_ki / 1024
-    assert modelled_mib <= measured_mib, "the model must not promise memory the node lacks"
-    assert modelled_mib >= measured_mib * 0.99, "within 1% of the measurement, not a blanket guess"
-
-
 def test_cpu_reservations_follow_aks_table():
     # learn.microsoft.com/azure/aks/node-resource-reservations, "CPU reservations".
     table = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
-    assert {cores: AKS.cpu_reserved_millicores(cores) for cores in table} == table
-    assert AKS.cpu_reserved_millicores(24) == 420  # between rows: the larger reservation
-    assert AKS.cpu_reserved_millicores(96) == 1060
+    assert {cores: node_capacity.aks_cpu_reserved_millicores(cores) for cores in table} == table
+    assert node_capacity.aks_cpu_reserved_millicores(24) == 420  # between rows: the larger reservation
+    assert node_capacity.aks_cpu_reserved_millicores(96) == 1060
 
 
 def test_memory_reservation_is_the_lesser_of_the_pod_formula_and_a_quarter_plus_eviction():
