@@ -217,5 +217,8 @@ class AksCluster(LibraryComponent):
             resource_group_name=args["resource_group_name"], resource_name=cluster.name, format="exec",
             opts=pulumi.InvokeOutputOptions(parent=self))
         self.kubeconfig = pulumi.Output.secret(credentials.apply(decoded_kubeconfig))
-        self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=self.child())
+        # The credentials invoke does not carry the cluster as a dependency: the provider names it, so that
+        # it waits for the cluster and the pack's control-plane-reachable rule sees which cluster it talks to.
+        self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
+                                                opts=self.child(depends_on=[cluster]))
         self.register()

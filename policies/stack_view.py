@@ -134,7 +134,7 @@ class Pool:
     gpu_driver_version: str | None = None  # GKE gpuDriverInstallationConfig.gpuDriverVersion
     ami_type: str | None = None  # EKS; on AKS, Aks.MANAGED_GPU_STACK for a pool with AKS's managed GPU stack
     resource_labels: dict[str, str] = field(default_factory=dict)  # GKE resourceLabels / EKS tags
-    machine_types: tuple[str, ...] = ()  # GKE nodeConfig.machineType / EKS instanceTypes
+    machine_types: tuple[str, ...] = ()  # GKE nodeConfig.machineType / EKS instanceTypes / AKS vmSize
 
     @property
     def title(self) -> str:
@@ -268,6 +268,7 @@ def aks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
         accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
         gpu_driver_version=str(driver) if driver else None,
         ami_type=facts.AKS_MANAGED_GPU_STACK if managed else None, resource_labels=_str_map(props.get("tags")),
+        machine_types=(vm_size,) if vm_size else (),
     )
 
 

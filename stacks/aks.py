@@ -32,6 +32,16 @@ def aks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
         if zone not in AZURE_ZONES:
             issues.append((f"cluster.zones[{i}]", f"{zone!r} is not an Azure availability zone; list zones as "
                                                   "\"1\", \"2\" or \"3\" (cluster.location is the region)"))
+    access = cluster.control_plane
+    if "dns_endpoint" in access.model_fields_set:
+        issues.append(("cluster.controlPlane.dnsEndpoint", "is for GKE; an AKS API server is public with "
+                                                           "authorizedNetworks (publicEndpoint: true) or private"))
+    if access.runner_cidrs:
+        issues.append(("cluster.controlPlane.runnerCidrs", "is for GKE and EKS; a private AKS API server answers "
+                                                           "inside its virtual network: run `pulumi up` there and "
+                                                           "list that range in the policy pack's runnerCidrs "
+                                                           "config (docs/aks.md), or use publicEndpoint with "
+                                                           "authorizedNetworks"))
     if SYSTEM_POOL in cfg.node_pools:
         issues.append((f"nodePools.{SYSTEM_POOL}", f"the name {SYSTEM_POOL!r} is taken by the cluster's system "
                                                    "pool; rename the pool"))

@@ -89,7 +89,26 @@ def make_the_spot_pool_regular(plan):
     return _urn_name(pool)
 
 
+def make_the_api_server_private(plan):
+    """A private API server answers only inside its VNet; nothing in the plan or config runs there."""
+    cluster = one(plan, CLUSTER)
+    cluster["inputs"]["apiServerAccessProfile"] = {"enablePrivateCluster": True}
+    provider = one(plan, "pulumi:providers:kubernetes")
+    return _urn_name(provider)
+
+
+def ask_for_more_memory_than_the_t4_node_has(plan):
+    """Standard_NC8as_T4_v3 (56 GiB): 54Gi fits its nominal memory, not what the node offers."""
+    deployment = k8s(plan, "Deployment", "vllm-gpu")
+    container = deployment["inputs"]["spec"]["template"]["spec"]["containers"][0]
+    container["resources"]["requests"]["memory"] = "54Gi"
+    container["resources"].setdefault("limits", {})["memory"] = "54Gi"
+    return _urn_name(deployment)
+
+
 MUTATIONS = [
+    (make_the_api_server_private, "control-plane-reachable"),
+    (ask_for_more_memory_than_the_t4_node_has, "serving-requests-fit-nodes"),
     (device_plugin_admits_dra_nodes, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     (drop_the_spot_toleration_from_the_dra_plugin, "dra-pool-served", {"dra-reachable-pools-served"}),
     (ask_aks_for_its_managed_gpu_stack_on_a_dra_pool, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
@@ -124,6 +143,7 @@ def test_the_pack_sees_every_aks_pool_with_the_labels_and_taints_aks_adds():
     assert ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule") in [(t.key, t.value, t.effect)
                                                                               for t in spot.taints]
     assert "kubernetes.azure.com/scalesetpriority" not in found["a100od"].node_labels
+    assert found["t4spot"].machine_types == ("Standard_NC8as_T4_v3",)  # what serving-requests-fit-nodes sizes
 
 
 @pytest.mark.parametrize(("mutate", "policy", "also"), CASES, ids=[c[0].__name__ for c in CASES])

@@ -172,6 +172,10 @@ def test_a_dra_pool_at_zero_is_warned_about():
     (lambda raw: raw["cluster"]["network"].__setitem__("existingSubnetId", "subnet-1")
      if "network" in raw["cluster"] else raw["cluster"].__setitem__("network", {"existingSubnetId": "subnet-1"}),
      r"cluster\.network\.existingSubnetId: 'subnet-1' is not a subnet resource id"),
+    (lambda raw: raw["cluster"]["controlPlane"].__setitem__("runnerCidrs", ["10.0.240.0/24"]),
+     r"cluster\.controlPlane\.runnerCidrs: is for GKE and EKS; a private AKS API server answers inside"),
+    (lambda raw: raw["cluster"]["controlPlane"].__setitem__("dnsEndpoint", True),
+     r"cluster\.controlPlane\.dnsEndpoint: is for GKE"),
     (lambda raw: raw["nodePools"].__setitem__("system", raw["nodePools"].pop("t4spot")),
      r"nodePools\.system: the name 'system' is taken"),
 ])

@@ -128,7 +128,8 @@ POLICIES: list[Policy] = [
     StackValidationPolicy(
         name="control-plane-reachable",
         description="The Kubernetes provider's cluster endpoint is reachable from the plan or the config: GKE's "
-                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use.",
+                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use "
+                    "(GKE, EKS, AKS private clusters and authorized IP ranges).",
         validate=validate_control_plane_reachable,
         enforcement_level=MANDATORY,
         config_schema=PolicyConfigSchema(properties={"runnerCidrs": _STRING_LIST}),
