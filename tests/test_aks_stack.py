@@ -7,6 +7,7 @@ Assertions are on the inputs the mocked engine receives, as ``pulumi preview`` w
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import subprocess
 import sys
@@ -204,6 +205,10 @@ def test_a_plan_imports_only_its_own_clouds_sdk(stack, expected):
     assert _loaded_sdks(stack) == expected
 
 
+#: NFD's class-qualified NVIDIA PCI labels (display controller 0302, VGA 0300) beside pci-10de.
+NFD_CLASS_LABELS = ("feature.node.kubernetes.io/pci-0302_10de.present", "feature.node.kubernetes.io/pci-0300_10de.present")
+
+
 @pytest.mark.parametrize("nfd", [False, True], ids=["plain", "nfd-labels-everywhere"])
 def test_each_chart_with_its_defaults_places_its_plugin_only_on_its_pools(dev, nfd):
     """The pinned charts' default placement (policies/charts.py) merged with the values the stack sets,
@@ -213,6 +218,9 @@ def test_each_chart_with_its_defaults_places_its_plugin_only_on_its_pools(dev, n
     resources = [Res(r.type, r.urn, r.urn.rsplit("::", 1)[1], r.inputs) for r in dev.resources]
     view = StackView(resources)
     pools = [aks_pool(r, nfd) for r in view.of_type("azure-native:containerservice:AgentPool")]
+    if nfd:  # every NVIDIA PCI label the 0.4.1 DRA chart's five default node terms look for
+        pools = [dataclasses.replace(p, node_labels={**p.node_labels, **{k: "true" for k in NFD_CLASS_LABELS}})
+                 if p.family == "gpu" else p for p in pools]
     releases = {driver_release(r).kind: driver_release(r) for r in view.of_type(RELEASE)}
     dra, device_plugin = releases["nvidia-dra"], releases["nvidia-device-plugin"]
     assert len(pools) == 4
