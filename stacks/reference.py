@@ -31,7 +31,8 @@ DESCRIPTIONS = {
     "cluster.controlPlane.dnsEndpoint": "GKE: `pulumi up` and the kubeconfig use the IAM-authorized DNS endpoint; "
                                         "`false`: the IP endpoint",
     "cluster.controlPlane.runnerCidrs": "where `pulumi up` runs, needed for a private IP endpoint (GKE: "
-                                        "authorized; EKS: 443 opened, inside the VPC; not on AKS: the policy's runnerCidrs config)",
+                                        "authorized; EKS: 443 opened, inside the VPC; refused on AKS: the "
+                                        "policy's `runnerCidrs` config)",
     "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
     "cluster.network.podsCidr": "GKE: Pod IP range (subnet secondary range), disjoint from `cidr`",
     "cluster.network.servicesCidr": "GKE: Service IP range (subnet secondary range), disjoint from `cidr`",
