@@ -249,3 +249,16 @@ def test_scale_set_regexes_match_only_their_own_pool():
     assert re.fullmatch(scale_set_regex("a100"), "aks-a100-27185104-vmss")
     assert not re.fullmatch(scale_set_regex("a100"), "aks-a100od-27185104-vmss")
     assert not re.fullmatch(scale_set_regex("a100"), "aks-a100-27185104-vmss-extra")
+
+
+def test_the_plan_summary_sizes_aks_nodes_from_their_vm_size(tmp_path):
+    """Standard_NC8as_T4_v3 (8 vCPUs, 56 GiB): capacity 57344 - 57344/64 - 128 = 56320 MiB (55.0 GiB);
+    allocatable 56320 - (20 x 110 + 50) - 100 = 53970 MiB (52.7 GiB) and 8000 - 180 millicores."""
+    from offline_plan.__main__ import main as plan_main
+
+    assert plan_main(["--stack", "aks-dev", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "aks-dev" / "summary.md").read_text()
+    sizes = text[text.index("## Node sizes"):]
+    assert ("| vllm-gpu | t4spot | Standard_NC8as_T4_v3 | 8 CPU, 56 GiB | 55.0 GiB | 7.82 CPU, 52.7 GiB "
+            "| 0.6 CPU, 1.2 GiB | 6.9 CPU, 49.0 GiB (93% of allocatable memory) |") in sizes
+    assert "| vllm-gpu | a100spot | Standard_NC24ads_A100_v4 | 24 CPU, 220 GiB | 216.4 GiB |" in sizes
