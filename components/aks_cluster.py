@@ -76,6 +76,15 @@ class AksClusterArgs(TypedDict):
     """The system pool."""
 
 
+#: learn.microsoft.com/azure/aks/private-clusters: a private cluster's API server has a private endpoint in the
+#: cluster's virtual network and no public address.
+PRIVATE_API_SERVER = (
+    "the API server is private (public_endpoint false; cluster.controlPlane.publicEndpoint): `pulumi up` reaches "
+    "it only from inside the cluster's virtual network (or a network peered with it). Run it there and list "
+    "that range in the policy rule control-plane-reachable's runnerCidrs config, or set public_endpoint with "
+    "authorized_networks; without either the rule refuses this plan.")
+
+
 def cluster_issues(args: AksClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
     issues: Issues = []
@@ -206,6 +215,8 @@ class AksCluster(LibraryComponent):
             # GPU pools are their own AgentPool resources; the autoscaler moves the system pool's count.
             opts=self.child(ignore_changes=["agentPoolProfiles[0].count"]),
         )
+        if not args.get("public_endpoint"):
+            pulumi.log.warn(PRIVATE_API_SERVER, resource=self)
         self.cluster_name = cluster.name
         self.resource_group_name = pulumi.Output.from_input(args["resource_group_name"])
         self.node_resource_group = cluster.node_resource_group

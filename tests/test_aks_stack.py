@@ -262,3 +262,18 @@ def test_the_plan_summary_sizes_aks_nodes_from_their_vm_size(tmp_path):
     assert ("| vllm-gpu | t4spot | Standard_NC8as_T4_v3 | 8 CPU, 56 GiB | 55.0 GiB | 7.82 CPU, 52.7 GiB "
             "| 0.6 CPU, 1.2 GiB | 6.9 CPU, 49.0 GiB (93% of allocatable memory) |") in sizes
     assert "| vllm-gpu | a100spot | Standard_NC24ads_A100_v4 | 24 CPU, 220 GiB | 216.4 GiB |" in sizes
+
+
+def test_a_private_api_server_is_warned_about_and_gets_no_authorized_ranges():
+    raw = aks_dev_config()
+    raw["cluster"]["controlPlane"] = {"publicEndpoint": False}
+    run = run_stack(raw, stack="private")
+    warnings = [d.message for d in run.diagnostics if d.severity == "warning"]
+    assert any("API server is private" in w and "runnerCidrs" in w for w in warnings), warnings
+    (cluster,) = run.of_type("azure-native:containerservice:ManagedCluster")
+    assert cluster.inputs["apiServerAccessProfile"] == {"enablePrivateCluster": True}
+    assert not [d for d in dev_warnings() if "API server is private" in d], "aks-dev's API server is public"
+
+
+def dev_warnings() -> list[str]:
+    return [d.message for d in run_stack_file("aks-dev").diagnostics if d.severity == "warning"]
