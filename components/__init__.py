@@ -1,5 +1,5 @@
 """gpu-fungibility components: GPU/TPU clusters where one LLM-serving workload runs on whatever accelerator
-is available, through Kubernetes Dynamic Resource Allocation (DRA), on GKE and EKS.
+is available, through Kubernetes Dynamic Resource Allocation (DRA), on GKE, EKS and AKS.
 
 Installed, this package is ``gpu_fungibility``::
 
@@ -34,6 +34,10 @@ COMPONENT_MODULES: dict[str, str] = {
     "EksCluster": "eks_cluster",
     "EksGpuNodeGroup": "eks_node_groups",
     "ClusterAutoscaler": "cluster_autoscaler",
+    "AksNetwork": "aks_network",
+    "AksCluster": "aks_cluster",
+    "AksGpuNodePool": "aks_node_pools",
+    "AksAutoscalerPriorities": "aks_autoscaler",
 }
 ARGS_MODULES: dict[str, str] = {
     "GkeNetworkArgs": "gke_network",
@@ -65,6 +69,11 @@ ARGS_MODULES: dict[str, str] = {
     "EksSystemNodeGroup": "eks_cluster",
     "EksGpuNodeGroupArgs": "eks_node_groups",
     "ClusterAutoscalerArgs": "cluster_autoscaler",
+    "AksNetworkArgs": "aks_network",
+    "AksClusterArgs": "aks_cluster",
+    "AksSystemPool": "aks_cluster",
+    "AksGpuNodePoolArgs": "aks_node_pools",
+    "AksAutoscalerPrioritiesArgs": "aks_autoscaler",
     "ComponentArgsError": "errors",
     "UnknownCloudError": "errors",
 }

@@ -11,12 +11,16 @@ the cloud sells with it, so serving pods can be sized to fit (public specs:
 cloud.google.com/compute/docs/accelerator-optimized-machines,
 cloud.google.com/compute/docs/general-purpose-machines#n1_machines,
 cloud.google.com/tpu/docs/v6e, /v5e and /v5p, aws.amazon.com/ec2/instance-types/g5,
-/g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB).
+/g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB; Azure's VM size
+pages, MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/gpu-accelerated/
+nca100v4-, ncadsh100v5-, ndh100v5-, nvadsa10v5- and ncast4v3-series.md, whose memory is GiB
+as the Resource SKUs API's ``MemoryGB`` capability).
 
 tests/test_machine_catalog.py checks every shape against real data: GCE against a recorded slice of
 ``gcloud compute machine-types list`` (tests/fixtures/gce_machine_types.csv), EC2 against the
 DescribeInstanceTypes data moto ships (vCPUs, memory, GPU count and model), EKS ``max_pods`` against
-the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv).
+the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv); tests/test_aks_catalog.py
+checks the AKS sizes against Azure's size tables (tests/fixtures/aks_vm_sizes.json).
 """
 
 from dataclasses import dataclass, field
@@ -42,6 +46,10 @@ class GpuModel:
     family: Family = field(default="gpu", init=False)
 
 
+#: Clouds that offer GKE's and EKS's models and Azure's too (NCasT4_v3, ND H100 v5).
+ALL_CLOUDS = ("gke", "eks", "aks")
+
+
 @dataclass(frozen=True)
 class TpuModel:
     """One TPU generation, as GKE names it."""
@@ -61,7 +69,7 @@ class MachineShape:
     name: str
     accelerator: str  # catalog type
     count: int
-    cloud: Literal["gke", "eks"]
+    cloud: Literal["gke", "eks", "aks"]
     topology: str | None = None  # TPU single-host topology
     vcpus: int = 0
     memory_gib: float = 0.0
@@ -91,7 +99,7 @@ DRIVER_DEVICE_CLASSES = (*NVIDIA_DRIVER_DEVICE_CLASSES, *NVIDIA_COMPUTE_DOMAIN_D
 GPUS: dict[str, GpuModel] = {
     g.type: g
     for g in (
-        GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia"),
+        GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia", clouds=ALL_CLOUDS),
         GpuModel("nvidia-l4", "NVIDIA L4", 24, 23034, "Ada Lovelace", "8.9.0"),
         GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", clouds=("eks",)),
         GpuModel("nvidia-l40s", "NVIDIA L40S", 48, 46068, "Ada Lovelace", "8.9.0", clouds=("eks",)),
@@ -121,7 +129,25 @@ GPUS: dict[str, GpuModel] = {
             "Hopper",
             "9.0.0",
             mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+            clouds=ALL_CLOUDS,
         ),
+        # Azure's PCIe and NVL parts (NC A100 v4 "Nvidia PCIe A100 GPU (80GB)", NCads H100 v5 "Nvidia PCIe
+        # H100 GPU (94GB)", NVadsA10 v5 "Nvidia A10 GPU (24GB)"): NVML names them apart from the SXM parts,
+        # so they are their own types and a claim selector on productName tells them apart. The NVML product
+        # names and totals are NVIDIA's for these boards; not checked against a live AKS node here.
+        GpuModel(
+            "nvidia-a100-80gb-pcie",
+            "NVIDIA A100 80GB PCIe",
+            80,
+            81920,
+            "Ampere",
+            "8.0.0",
+            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+            clouds=("aks",),
+        ),
+        GpuModel("nvidia-h100-nvl", "NVIDIA H100 NVL", 94, 95830, "Hopper", "9.0.0",
+                 mig_profiles=("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"), clouds=("aks",)),
+        GpuModel("nvidia-a10", "NVIDIA A10", 24, 23028, "Ampere", "8.6.0", clouds=("aks",)),
         GpuModel(
             "nvidia-h200-141gb",
             "NVIDIA H200",
@@ -220,6 +246,36 @@ EKS_INSTANCES: dict[str, MachineShape] = _shapes(
 )
 
 
+#: Pods per AKS node: the library sets ``maxPods`` on every AKS pool to this, and AKS's kube-reserved
+#: memory grows with it (learn.microsoft.com/azure/aks/node-resource-reservations).
+AKS_MAX_PODS = 110
+
+#: GPU VM sizes on AKS (the sizes' pages cited at the top; fractional-GPU NVadsA10 v5 sizes left out:
+#: they expose a vGPU slice, not a whole device a DRA claim can count).
+AKS_VM_SIZES: dict[str, MachineShape] = _shapes(
+    MachineShape("Standard_NC24ads_A100_v4", "nvidia-a100-80gb-pcie", 1, "aks", vcpus=24, memory_gib=220,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC48ads_A100_v4", "nvidia-a100-80gb-pcie", 2, "aks", vcpus=48, memory_gib=440,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC96ads_A100_v4", "nvidia-a100-80gb-pcie", 4, "aks", vcpus=96, memory_gib=880,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC40ads_H100_v5", "nvidia-h100-nvl", 1, "aks", vcpus=40, memory_gib=320,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC80adis_H100_v5", "nvidia-h100-nvl", 2, "aks", vcpus=80, memory_gib=640,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_ND96isr_H100_v5", "nvidia-h100-80gb", 8, "aks", vcpus=96, memory_gib=1900,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NV36ads_A10_v5", "nvidia-a10", 1, "aks", vcpus=36, memory_gib=440, max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NV72ads_A10_v5", "nvidia-a10", 2, "aks", vcpus=72, memory_gib=880, max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC4as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=4, memory_gib=28, max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC8as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=8, memory_gib=56, max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC16as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=16, memory_gib=110,
+                 max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NC64as_T4_v3", "nvidia-tesla-t4", 4, "aks", vcpus=64, memory_gib=440,
+                 max_pods=AKS_MAX_PODS),
+)
+
+
 def accelerator(type_: str) -> GpuModel | TpuModel | None:
     """The catalog entry for an accelerator type, or None when unknown."""
     return GPUS.get(type_) or TPUS.get(type_)
@@ -245,9 +301,13 @@ def eks_instance_shape(instance_type: str) -> MachineShape | None:
     return EKS_INSTANCES.get(instance_type)
 
 
+def aks_vm_size_shape(vm_size: str) -> MachineShape | None:
+    return AKS_VM_SIZES.get(vm_size)
+
+
 def host_shape(machine: str) -> HostShape | None:
     """The vCPUs and memory of a machine the catalog knows (accelerator shapes and N1), or None."""
-    shape = GKE_MACHINES.get(machine) or EKS_INSTANCES.get(machine)
+    shape = GKE_MACHINES.get(machine) or EKS_INSTANCES.get(machine) or AKS_VM_SIZES.get(machine)
     if shape is not None:
         return HostShape(shape.name, shape.vcpus, shape.memory_gib, shape.max_pods)
     family, _, rest = machine.partition("-")

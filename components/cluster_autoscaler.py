@@ -20,23 +20,20 @@ running node, so DRA groups scale up from one node, not from zero.
 """
 
 import json
-from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
-import yaml
 
 from . import helm_values, pins
+from .autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, priorities_document
 from .base import Issues, LibraryComponent
 from .eks_node_groups import asg_name_regex
 from .releases import chart_issues, helm_release
 from .versions import MIN_KUBERNETES_VERSION, minor_version
 
-PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SERVICE_ACCOUNT = "cluster-autoscaler"
-PRIORITY_STEP = 10
 IMAGE_TAG_BY_MINOR = pins.CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR
 #: Read-only calls the autoscaler makes on AWS (cloudprovider/aws README), on any resource.
 READ_ACTIONS = (
@@ -57,22 +54,6 @@ DRA_READ_RULE = {"api_groups": ["resource.k8s.io"],
 DRA_READER_ROLE = "cluster-autoscaler-dra-reader"
 #: Calls that change capacity: only on ASGs EKS tagged as owned by this cluster.
 WRITE_ACTIONS = ("autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup")
-
-
-def expander_priorities(fallback_orders: Sequence[Sequence[str]]) -> dict[int, list[str]]:
-    """Priority -> node groups, from each fallback order (higher number = preferred)."""
-    priorities: dict[int, list[str]] = {}
-    for order in fallback_orders:
-        count = len(order)
-        for index, group in enumerate(order):
-            priorities.setdefault((count - index) * PRIORITY_STEP, []).append(group)
-    return dict(sorted(priorities.items(), reverse=True))
-
-
-def priorities_document(priorities: dict[int, list[str]], regex_of: dict[str, str]) -> str:
-    """The ConfigMap's ``priorities`` text: ``<priority>: [regex, ...]``, highest first."""
-    doc = {priority: [regex_of[pool] for pool in pools] for priority, pools in priorities.items()}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
 
 def autoscaler_policy(cluster_name: str, nodegroup_arn_prefix: str) -> dict[str, Any]:

@@ -24,6 +24,9 @@ __all__ = [
     "GKE_SPOT",
     "EKS_NODEGROUP",
     "EKS_CAPACITY_TYPE",
+    "AKS_AGENTPOOL",
+    "AKS_SCALESET_PRIORITY",
+    "AKS_ACCELERATOR",
     "ON_DEMAND_FALLBACK",
     "NFD_NVIDIA_PCI",
     "GPU_TAINT_KEY",
@@ -45,6 +48,13 @@ GKE_NODEPOOL = "cloud.google.com/gke-nodepool"
 GKE_SPOT = "cloud.google.com/gke-spot"
 EKS_NODEGROUP = "eks.amazonaws.com/nodegroup"
 EKS_CAPACITY_TYPE = "eks.amazonaws.com/capacityType"
+#: AKS labels every node with its agent pool (learn.microsoft.com/azure/aks/use-labels, "reserved labels").
+AKS_AGENTPOOL = "kubernetes.azure.com/agentpool"
+#: AKS labels and taints Spot nodes ``kubernetes.azure.com/scalesetpriority=spot`` (:NoSchedule)
+#: (learn.microsoft.com/azure/aks/spot-node-pool).
+AKS_SCALESET_PRIORITY = "kubernetes.azure.com/scalesetpriority"
+#: AKS labels NVIDIA GPU nodes ``kubernetes.azure.com/accelerator=nvidia`` (Azure/AgentBaker node labels).
+AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
 ON_DEMAND_FALLBACK = "gpu-fungibility/on-demand-fallback"  # marks a deliberate on-demand pool
 #: NFD's label for a node with an NVIDIA PCI device.
 NFD_NVIDIA_PCI = "feature.node.kubernetes.io/pci-10de.present"

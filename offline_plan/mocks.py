@@ -69,6 +69,29 @@ def _kms_key(name: str, inputs: dict) -> dict:
     return {"arn": f"arn:aws:kms:us-west-2:{ACCOUNT}:key/{key_id}", "keyId": key_id}
 
 
+def _aks_cluster(name: str, inputs: dict) -> dict:
+    cluster_name = inputs.get("resourceName", name)
+    return {
+        "name": cluster_name,
+        "fqdn": f"{cluster_name}-{_short_hash(name)[:8]}.hcp.eastus2.azmk8s.io",
+        "nodeResourceGroup": f"MC_{inputs.get('resourceGroupName', 'rg')}_{cluster_name}_eastus2",
+        "oidcIssuerProfile": {"enabled": True, "issuerURL": f"https://eastus2.oic.prod-aks.azure.com/{_short_hash(name)}/"},
+        "identityProfile": {"kubeletidentity": {"objectId": f"00000000-0000-0000-0000-{_short_hash(name)}"}},
+    }
+
+
+def _aks_kubeconfig() -> str:
+    """A user kubeconfig as AKS returns it (base64): kubelogin, no credentials inside."""
+    text = (
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: offline\n  cluster:\n"
+        f"    certificate-authority-data: {FAKE_CA}\n    server: https://offline.hcp.eastus2.azmk8s.io:443\n"
+        "contexts:\n- name: offline\n  context: {cluster: offline, user: offline}\ncurrent-context: offline\n"
+        "users:\n- name: offline\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+        "      command: kubelogin\n      args: [get-token, --login, azurecli, --server-id, 6dae42f8-4368-4678-94ff-3960e28e3630]\n"
+    )
+    return base64.b64encode(text.encode()).decode()
+
+
 def _service_account(name: str, inputs: dict) -> dict:
     return {"email": f"{inputs.get('accountId', name)}@demo-project.iam.gserviceaccount.com"}
 
@@ -83,6 +106,7 @@ OUTPUTS_BY_TYPE = {
     "aws:eks/nodeGroup:NodeGroup": _node_group,
     "aws:kms/key:Key": _kms_key,
     "gcp:serviceaccount/account:Account": _service_account,
+    "azure-native:containerservice:ManagedCluster": _aks_cluster,
 }
 
 #: Results of provider functions (invokes) the program calls.
@@ -96,6 +120,8 @@ CALL_RESULTS: dict[str, dict[str, Any]] = {
         "issuerId": "OFFLINE", "issuerName": "offline"},
     "gcp:organizations/getClientConfig:getClientConfig": {"project": "demo-project", "region": "us-central1"},
     "gcp:organizations/getProject:getProject": {"number": "123456789012", "projectId": "demo-project"},
+    "azure-native:containerservice:listManagedClusterUserCredentials": {
+        "kubeconfigs": [{"name": "clusterUser", "value": _aks_kubeconfig()}]},
 }
 
 

@@ -7,8 +7,10 @@ from typing import Any
 from plan_diff.compare import PlanDiff, ResourceChange
 from plan_diff.properties import format_path
 
-CLUSTERS = {"gcp:container/cluster:Cluster": "GKE cluster", "aws:eks/cluster:Cluster": "EKS cluster"}
-POOLS = {"gcp:container/nodePool:NodePool": "node pool", "aws:eks/nodeGroup:NodeGroup": "node group"}
+CLUSTERS = {"gcp:container/cluster:Cluster": "GKE cluster", "aws:eks/cluster:Cluster": "EKS cluster",
+            "azure-native:containerservice:ManagedCluster": "AKS cluster"}
+POOLS = {"gcp:container/nodePool:NodePool": "node pool", "aws:eks/nodeGroup:NodeGroup": "node group",
+         "azure-native:containerservice:AgentPool": "agent pool"}
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -28,6 +30,10 @@ def accelerator(type_: str, inputs: dict[str, Any]) -> str | None:
         labels = inputs.get("labels") or {}
         if any(word in ami for word in ("NVIDIA", "GPU", "NEURON")) or any("nvidia.com/gpu" in k for k in labels):
             return "GPU"
+    if type_ == "azure-native:containerservice:AgentPool":
+        labels = inputs.get("nodeLabels") or {}
+        if inputs.get("gpuProfile") or any("nvidia.com/gpu" in k for k in labels):
+            return "GPU"
     return None
 
 
@@ -45,7 +51,7 @@ def warnings(diff: PlanDiff) -> list[tuple[str, str]]:
 def _object_name(change: ResourceChange) -> str:
     inputs = change.resource.inputs
     return (inputs.get("metadata") or {}).get("name") or inputs.get("name") or inputs.get(
-        "nodeGroupName") or change.name
+        "nodeGroupName") or inputs.get("agentPoolName") or inputs.get("resourceName") or change.name
 
 
 def _why(change: ResourceChange) -> str:

@@ -16,7 +16,7 @@ Changes to a type with no table here are shown as updates with a note: the provi
 replace them, and this module does not say so without a source.
 
 Versions read, against the pinned SDKs (requirements.txt: pulumi-kubernetes 4.34.2, pulumi-gcp 10.2.0,
-pulumi-aws 7.51.1), each named in its table's source string:
+pulumi-aws 7.51.1, pulumi-azure-native 3.29.0), each named in its table's source string:
 
 - pulumi-kubernetes diff.go and helm_release.go at 94977969 (2026-07-01, the newest stored, after
   v4.32.0; diff.go's table is unchanged since cafe8c4, which has enableSecretMutable as 4.34 does).
@@ -31,6 +31,8 @@ pulumi-aws 7.51.1), each named in its table's source string:
   (ClusterArgs.default_addons_to_removes, kube_*_config; NodeGroupArgs.warm_pool_config): they are
   listed in ``UNREAD``, and a change there is an update with a note that the provider may replace.
 - kubernetes validation.go at 009801d (DeviceClass specs are mutable there: no rule).
+- pulumi-azure-native replacement.go (``forceNewMap``) at 1b7112af and the URL path parameters of the
+  pinned 3.29.0 SDK's resources: ``plan_diff/rules_azure.py`` (``AKS_TABLES``), which says what it reads.
 
 Not modelled, for want of a plain ForceNew to read: the GKE cluster's CustomizeDiff rules
 (ForceNewIfChange on enable_l4_ilb_subsetting and enable_fqdn_network_policy when turned off,
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plan_diff.properties import MISSING, Path, parse_path, value_at
+from plan_diff.rules_azure import azure_native_rules
 
 PULUMI_KUBERNETES_DIFF = ("pulumi/pulumi-kubernetes provider/pkg/provider/diff.go (forceNew table) and "
                           "provider/pkg/provider/provider.go (kubeProvider.Diff), read at 94977969 (2026-07-01) "
@@ -235,9 +238,11 @@ EKS_TABLES: dict[str, list[Rule]] = {
     "aws:eks/nodeGroup:NodeGroup": _EKS_NODE_GROUP,
     "aws:eks/cluster:Cluster": _EKS_CLUSTER,
 }
+# --- AKS (pulumi-azure-native, a native provider: its own forceNewMap and resource ids) ---------------
+AKS_TABLES: dict[str, list[Rule]] = azure_native_rules(Rule)  # plan_diff/rules_azure.py
 
-#: One table per bridged provider's resource type; a new cloud adds its provider's tables here.
-_BY_TYPE: dict[str, list[Rule]] = {**GKE_TABLES, **EKS_TABLES}
+#: One table per provider's resource type; a new cloud adds its provider's tables here.
+_BY_TYPE: dict[str, list[Rule]] = {**GKE_TABLES, **EKS_TABLES, **AKS_TABLES}
 
 #: Inputs the pinned SDK has that no source read here shows: a change there is noted, not judged.
 UNREAD: dict[str, tuple[Path, ...]] = {

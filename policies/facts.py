@@ -11,8 +11,8 @@ files outside its folder.
 from __future__ import annotations
 
 from gpu_fungibility import wiring_keys
-from gpu_fungibility.catalog import eks_instance_shape, gke_machine_shape
-from gpu_fungibility.clouds import Eks
+from gpu_fungibility.catalog import aks_vm_size_shape, eks_instance_shape, gke_machine_shape
+from gpu_fungibility.clouds import Aks, Eks
 from gpu_fungibility.wiring_keys import *  # noqa: F403  (every label and taint key, by the library's __all__)
 from gpu_fungibility.wiring_keys import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
 
@@ -25,7 +25,10 @@ ON_DEMAND_FALLBACK = ON_DEMAND_FALLBACK_LABEL.rsplit("/", 1)[-1]
 
 #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
 EKS_AMIS_WITH_DEVICE_PLUGIN = Eks.AMIS_WITH_DEVICE_PLUGIN
+#: How an AKS pool with AKS's managed GPU stack (driver and device plugin) is marked.
+AKS_MANAGED_GPU_STACK = Aks.MANAGED_GPU_STACK
 
 __all__ = [*(k for k in wiring_keys.__all__ if k != "ON_DEMAND_FALLBACK"), "EKS_AMIS_WITH_DEVICE_PLUGIN",
+           "AKS_MANAGED_GPU_STACK", "aks_vm_size_shape",
            "ON_DEMAND_FALLBACK", "ON_DEMAND_FALLBACK_LABEL",
            "TPU_MACHINE_PREFIXES", "eks_instance_shape", "gke_machine_shape"]

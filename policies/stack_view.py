@@ -10,7 +10,9 @@ during preview. :func:`plain` turns them into plain dicts (unknowns become
 stack sets plus the ones the cloud adds (GKE labels GPU nodes with the
 accelerator and taints them ``nvidia.com/gpu=present:NoSchedule``; TPU nodes
 likewise with ``google.com/tpu``; EKS labels every node with its node group and
-capacity type).
+capacity type; AKS labels every node with its agent pool, GPU nodes
+``kubernetes.azure.com/accelerator=nvidia``, and labels and taints Spot nodes
+``kubernetes.azure.com/scalesetpriority=spot``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
+AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 K8S_PREFIX = "kubernetes:"
 
@@ -118,7 +122,7 @@ class Pool:
     urn: str
     resource_name: str
     pool_name: str  # the node pool / node group name the cloud knows
-    cloud: Literal["gke", "eks"]
+    cloud: Literal["gke", "eks", "aks"]
     family: Family
     labels: dict[str, str]  # what the stack sets
     node_labels: dict[str, str]  # every label a node ends up with
@@ -128,9 +132,9 @@ class Pool:
     accelerator_type: str | None
     accelerator_count: int
     gpu_driver_version: str | None = None  # GKE gpuDriverInstallationConfig.gpuDriverVersion
-    ami_type: str | None = None  # EKS
+    ami_type: str | None = None  # EKS; on AKS, Aks.MANAGED_GPU_STACK for a pool with AKS's managed GPU stack
     resource_labels: dict[str, str] = field(default_factory=dict)  # GKE resourceLabels / EKS tags
-    machine_types: tuple[str, ...] = ()  # GKE nodeConfig.machineType / EKS instanceTypes
+    machine_types: tuple[str, ...] = ()  # GKE nodeConfig.machineType / EKS instanceTypes / AKS vmSize
 
     @property
     def title(self) -> str:
@@ -229,6 +233,45 @@ def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
     )
 
 
+def _aks_taint(text: str) -> Taint:
+    """``key=value:Effect`` (AKS's spelling) as a taint."""
+    head, _, effect = text.partition(":")
+    key, _, value = head.partition("=")
+    return Taint(key, value, effect or "NoSchedule")
+
+
+def aks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
+    for field_ in ("nodeLabels", "nodeTaints", "vmSize", "agentPoolName", "scaleSetPriority"):
+        require_known(res, field_)
+    props = res.props
+    vm_size = str(props.get("vmSize") or "")
+    shape = facts.aks_vm_size_shape(vm_size)
+    family: Family = "gpu" if shape else "cpu"
+    pool_name = str(props.get("agentPoolName") or res.name)
+    spot = str(props.get("scaleSetPriority") or "Regular") == "Spot"
+    labels = _str_map(props.get("nodeLabels"))
+    taints = [_aks_taint(str(t)) for t in props.get("nodeTaints") or [] if isinstance(t, str)]
+    added: dict[str, str] = {facts.AKS_AGENTPOOL: pool_name}
+    if spot:
+        added[facts.AKS_SCALESET_PRIORITY] = "spot"
+        taints.append(Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule"))
+    if family == "gpu":
+        added[facts.AKS_ACCELERATOR] = "nvidia"
+        if nfd_labels_gpus:
+            added[facts.NFD_NVIDIA_PCI] = "true"
+    managed = str(dig(props, "gpuProfile", "nvidia", "managementMode", default="")) == "Managed"
+    driver = dig(props, "gpuProfile", "driver")
+    return Pool(
+        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="aks", family=family,
+        labels=labels, node_labels={**added, **labels}, taints=tuple(taints), spot=spot,
+        min_size=_int_or_none(props.get("minCount")),
+        accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
+        gpu_driver_version=str(driver) if driver else None,
+        ami_type=facts.AKS_MANAGED_GPU_STACK if managed else None, resource_labels=_str_map(props.get("tags")),
+        machine_types=(vm_size,) if vm_size else (),
+    )
+
+
 def driver_release(res: Res) -> DriverRelease:
     chart = str(res.props.get("chart") or "")
     kind = chart_kind(chart)
@@ -256,7 +299,8 @@ class StackView:
         self.releases = [driver_release(r) for r in self.of_type(HELM_RELEASE)]
         nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
         self.pools = [gke_pool(r, nfd) for r in self.of_type(GKE_NODE_POOL)] + [
-            eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)]
+            eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)] + [
+            aks_pool(r, nfd) for r in self.of_type(AKS_AGENT_POOL)]
 
     @classmethod
     def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
@@ -271,11 +315,13 @@ class StackView:
                 and not r.type.startswith("kubernetes:helm")]
 
     @property
-    def cloud(self) -> Literal["gke", "eks"] | None:
+    def cloud(self) -> Literal["gke", "eks", "aks"] | None:
         if self.of_type(GKE_CLUSTER) or self.of_type(GKE_NODE_POOL):
             return "gke"
         if self.of_type(EKS_CLUSTER) or self.of_type(EKS_NODE_GROUP):
             return "eks"
+        if self.of_type(AKS_CLUSTER) or self.of_type(AKS_AGENT_POOL):
+            return "aks"
         return None
 
     def releases_of(self, kind: str) -> list[DriverRelease]:

@@ -2,7 +2,9 @@
 
 GKE stacks: Compute Engine machine and accelerator offerings per zone, the region's quota and the
 project's ``GPUS_ALL_REGIONS`` (:mod:`preflight.gke`). EKS stacks: EC2 instance type offerings per zone, GPU shapes, vCPU quotas and
-Spot placement scores (:mod:`preflight.capacity`, :mod:`preflight.eks_signals`).
+Spot placement scores (:mod:`preflight.capacity`, :mod:`preflight.eks_signals`). AKS stacks: VM size
+offerings, zones and restrictions from the Resource SKUs API and vCPU quotas from the Compute usages API
+(:mod:`preflight.aks`, :mod:`preflight.azure_api`).
 
 Every cloud call goes through :mod:`preflight.calls`: a deadline per call (``--call-timeout``) and per
 run (``--deadline``), 429 and 5xx retried a bounded number of times, malformed answers reported as such.
@@ -75,7 +77,8 @@ def _run(args: argparse.Namespace, policy: CallPolicy) -> int:
     from gpu_fungibility import clouds
 
     runners = {"gke": lambda: _run_gke(args, cfg, other_config, Calls(policy)),
-               "eks": lambda: _run_eks(args, cfg, Calls(policy))}
+               "eks": lambda: _run_eks(args, cfg, Calls(policy)),
+               "aks": lambda: _run_aks(args, cfg, other_config, Calls(policy))}
     return runners[clouds.profile(cfg.cluster.cloud).name]()
 
 
@@ -179,6 +182,42 @@ def _run_eks(args: argparse.Namespace, cfg: Any, calls: Calls) -> int:
                 if s]
     extra = [line for i, section in enumerate(sections) for line in ([""] if i else []) + section]
     print(render_table(region, checks, extra))
+    print_unanswered(calls)
+    if not checks:
+        print("no GPU pools to check")
+    return code
+
+
+def _run_aks(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any], calls: Calls) -> int:
+    try:
+        import azure.identity  # noqa: F401
+    except ImportError:
+        return _fail("preflight: azure-identity is not installed; run `make venv` (it is in requirements.txt)")
+    from preflight import aks, azure_api
+
+    subscription = azure_api.subscription_of(other_config)
+    if not subscription:
+        return _fail(f"preflight: no Azure subscription: set azure-native:subscriptionId in Pulumi.{args.stack}.yaml "
+                     "(`pulumi config set azure-native:subscriptionId <id>`) or export AZURE_SUBSCRIPTION_ID")
+    region = cfg.cluster.location
+    try:
+        token = azure_api.access_token(azure_api.default_credential(), max(calls.remaining(), 0.001))
+        client = azure_api.ArmClient(subscription, token, calls)
+        checks, quotas = aks.check_aks(cfg, client)
+    except azure_api.CannotCheck as exc:
+        return _fail(str(exc))
+    except CallError as exc:  # fatal: credentials refused
+        return _fail(f"preflight: {exc.detail} (on {exc.call})")
+    if nothing_answered(calls):
+        return _fail(nothing_checked("Azure Resource Manager", calls,
+                                     f"{azure_api.PERMISSIONS} on subscription {subscription}"))
+    code = EXIT_NOT_SERVED if any(c.verdict == "fail" for c in checks) else EXIT_OK
+    if args.json:
+        print(json.dumps({**aks.to_json(region, subscription, checks, quotas),
+                          "unanswered_calls": [str(f) for f in calls.failures], "exit_code": code}, indent=2))
+        return code
+    print(aks.render(region, subscription, checks, quotas))
+    print(f"\n{client.calls} Azure Resource Manager calls to {client.endpoint}")
     print_unanswered(calls)
     if not checks:
         print("no GPU pools to check")

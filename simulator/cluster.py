@@ -117,7 +117,7 @@ class ClusterBuilder:
             "topology.kubernetes.io/zone": (pool.zones or self.cfg.cluster.zones)[0],
         }
         # The Cluster Autoscaler builds a group's nodes from its first instance type.
-        machine = pool.machine_type or (pool.instance_types or [""])[0]
+        machine = pool.machine_type or pool.vm_size or (pool.instance_types or [""])[0]
         if machine:
             labels["node.kubernetes.io/instance-type"] = machine
         return SimNode(name, pool_name, labels, list(self._taints[pool_name]),

@@ -17,10 +17,11 @@ def composition_issues(cfg: StackConfig) -> list[tuple[str, str]]:
     The loader adds them to the config's own, so one run reports every problem
     before anything is built.
     """
+    from stacks.aks import aks_issues
     from stacks.arguments import argument_issues
     from stacks.eks import eks_issues
 
-    cloud_rules = {"gke": lambda _: [], "eks": eks_issues}
+    cloud_rules = {"gke": lambda _: [], "eks": eks_issues, "aks": aks_issues}
     issues = [*cloud_rules[clouds.profile(cfg.cluster.cloud).name](cfg), *argument_issues(cfg)]
     return list(dict.fromkeys(issues))
 
@@ -30,6 +31,7 @@ def compose(loaded: LoadedStack) -> None:
     import importlib
 
     # Each cloud's composition imports only its own provider SDK.
-    composers = {"gke": ("stacks.gke", "compose_gke"), "eks": ("stacks.eks", "compose_eks")}
+    composers = {"gke": ("stacks.gke", "compose_gke"), "eks": ("stacks.eks", "compose_eks"),
+                 "aks": ("stacks.aks", "compose_aks")}
     module, function = composers[clouds.profile(loaded.config.cluster.cloud).name]
     getattr(importlib.import_module(module), function)(loaded)

@@ -19,7 +19,7 @@ from gpu_fungibility.versions import minor_version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-Cloud = Literal["gke", "eks"]
+Cloud = Literal["gke", "eks", "aks"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
@@ -69,6 +69,8 @@ class ControlPlaneAccess(Model):
     dns_endpoint: bool = True  # GKE
     runner_cidrs: list[str] = []
     admin_principals: list[str] = []
+    #: AKS: Microsoft Entra group object ids given cluster-admin (empty: grant Azure RBAC roles instead).
+    admin_group_object_ids: list[str] = []
 
     @field_validator("admin_principals")
     @classmethod
@@ -117,6 +119,7 @@ class NetworkConfig(Model):
     existing_subnetwork: str | None = None
     pods_cidr: str = "10.4.0.0/14"  # GKE: Pod IP range (subnet secondary range)
     services_cidr: str = "10.8.0.0/20"  # GKE: Service IP range (subnet secondary range)
+    existing_subnet_id: str | None = None  # AKS: the nodes' subnet, by resource id
 
     @field_validator("cidr", "pods_cidr", "services_cidr")
     @classmethod
@@ -141,6 +144,7 @@ class SystemPool(Model):
 
     machine_type: str = "e2-standard-4"  # GKE
     instance_types: list[str] = ["m6i.large"]  # EKS
+    vm_size: str = "Standard_D4ds_v5"  # AKS
     min: int = Field(default=1, ge=1)
     max: int = Field(default=3, ge=1)
     disk_size_gb: int = Field(default=100, ge=20)
@@ -165,6 +169,7 @@ class ClusterConfig(Model):
     system_pool: SystemPool = SystemPool()
     deletion_protection: bool = True
     labels: dict[str, str] = {}
+    resource_group: str | None = None  # AKS: an existing resource group (default: one named <name>-rg is built)
 
     @property
     def minor_version(self) -> str:
@@ -228,6 +233,7 @@ class NodePool(Model):
 
     machine_type: str | None = None  # GKE
     instance_types: list[str] | None = None  # EKS
+    vm_size: str | None = None  # AKS
     accelerator: Accelerator
     spot: bool = True
     on_demand_fallback: bool = False

@@ -72,7 +72,8 @@ def _pool_fields(cfg: StackConfig) -> Issues:
     """
     issues: Issues = []
     profile = clouds.profile(cfg.cluster.cloud)
-    machine_keys = {"machine_type": ("machineType", "GKE"), "instance_types": ("instanceTypes", "EKS")}
+    machine_keys = {"machine_type": ("machineType", "GKE"), "instance_types": ("instanceTypes", "EKS"),
+                    "vm_size": ("vmSize", "AKS")}
     wanted, _ = machine_keys[profile.pool_machine_argument]
     for name, pool in cfg.node_pools.items():
         path = f"nodePools.{name}"
@@ -85,10 +86,14 @@ def _pool_fields(cfg: StackConfig) -> Issues:
                 issues.append((f"{path}.zones", f"{', '.join(unknown)} not in cluster.zones {cfg.cluster.zones}"))
     net = cfg.cluster.network
     # The keys that bring an existing network, per cloud; the other cloud's keys are refused.
-    network_keys = {"gke": ("existingNetwork", "existingSubnetwork"), "eks": ("existingSubnetIds",)}
+    network_keys = {"gke": ("existingNetwork", "existingSubnetwork"), "eks": ("existingSubnetIds",),
+                    "aks": ("existingSubnetId",)}
     if net.existing_subnet_ids and "existingSubnetIds" not in network_keys[profile.name]:
         issues.append(("cluster.network.existingSubnetIds",
                        f"is for EKS; on {profile.title} set {' and '.join(network_keys[profile.name])}"))
+    if net.existing_subnet_id and "existingSubnetId" not in network_keys[profile.name]:
+        issues.append(("cluster.network.existingSubnetId",
+                       f"is for AKS; on {profile.title} set {' and '.join(network_keys[profile.name])}"))
     return issues
 
 

@@ -1,4 +1,5 @@
-"""Real machine data for tests: the recorded fixtures and the DescribeInstanceTypes data moto ships.
+"""Real machine data for tests: the recorded fixtures (GCE, EKS max pods, Azure sizes) and the DescribeInstanceTypes
+data moto ships.
 
 ``real_host_shape`` describes any machine of those sources (general-purpose ones too, which the catalog
 does not carry), so the capacity model can be checked on the machines public measurements used.
@@ -33,6 +34,11 @@ def eks_max_pods() -> dict[str, int]:
             for row in read_rows("eks_max_pods.csv")}
 
 
+@cache
+def azure_general_vm_sizes() -> dict[str, dict[str, str]]:
+    return {row["size"]: row for row in read_rows("azure_general_vm_sizes.csv")}
+
+
 def ec2_instance_type(name: str) -> dict[str, Any]:
     """moto's DescribeInstanceTypes entry for an EC2 instance type (KeyError when moto does not know it)."""
     return INSTANCE_TYPES[name]
@@ -43,6 +49,9 @@ def real_host_shape(cloud: str, machine: str) -> catalog.HostShape:
     if cloud == "gke":
         row = gce_machine_types()[machine]
         return catalog.HostShape(machine, int(row["vcpus"]), float(row["memory_gib"]))
+    if cloud == "aks":
+        row = azure_general_vm_sizes()[machine]
+        return catalog.HostShape(machine, int(row["vcpus"]), float(row["memory_gib"]), int(row["max_pods"]))
     entry = ec2_instance_type(machine)
     return catalog.HostShape(machine, entry["VCpuInfo"]["DefaultVCpus"], entry["MemoryInfo"]["SizeInMiB"] / 1024,
                              eks_max_pods()[machine])

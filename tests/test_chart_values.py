@@ -27,6 +27,9 @@ VERBATIM = {"affinity", "tolerations", "nodeSelector", "podAnnotations", "podSec
 
 GPU_TAINTS = [NodeTaint("nvidia.com/gpu", "present", "NoSchedule"),
               NodeTaint("cloud.google.com/compute-class", "vllm-gpu-ccc", "NoSchedule")]
+#: AKS's Spot taint beside the library's GPU taint (docs/aks.md).
+AKS_TAINTS = [NodeTaint("nvidia.com/gpu", "true", "NoSchedule"),
+              NodeTaint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")]
 TPU_TAINTS = [NodeTaint("google.com/tpu", "present", "NoSchedule")]
 
 LIBRARY_VALUES = {
@@ -34,6 +37,8 @@ LIBRARY_VALUES = {
     "dra-driver-nvidia-gpu on EKS with its quota": (
         "dra-driver-nvidia-gpu", nvidia_dra_values("eks", [NodeTaint("nvidia.com/gpu", "true", "NoSchedule")],
                                                    resource_quota=True)),
+    "dra-driver-nvidia-gpu on AKS with Spot pools": (
+        "dra-driver-nvidia-gpu", nvidia_dra_values("aks", AKS_TAINTS, resource_quota=True)),
     "dra-driver-google-tpu": ("dra-driver-google-tpu", tpu_dra_values(TPU_TAINTS)),
     "nvidia-device-plugin": ("nvidia-device-plugin", device_plugin_values()),
 }

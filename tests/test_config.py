@@ -123,7 +123,7 @@ CORPUS = [
     ("negative-min", GKE, [("nodePools/a100-40gb/autoscaling/min", -1)], "nodePools.a100-40gb.autoscaling.min", "greater than or equal to 0"),
     ("old-kubernetes", GKE, [("cluster/kubernetesVersion", "1.33")], "cluster.kubernetesVersion", "1.34 or later"),
     ("garbage-version", GKE, [("cluster/kubernetesVersion", "latest")], "cluster.kubernetesVersion", "not a Kubernetes version"),
-    ("unknown-cloud", GKE, [("cluster/cloud", "aks")], "cluster.cloud", "'gke' or 'eks'"),
+    ("unknown-cloud", GKE, [("cluster/cloud", "azure")], "cluster.cloud", "'gke', 'eks' or 'aks'"),
     ("missing-name", GKE, [("cluster/name", DELETE)], "cluster.name", "required"),
     ("bad-cluster-name", GKE, [("cluster/name", "GPU_cluster")], "cluster.name", "not a valid value: use lowercase letters"),
     ("no-zones", GKE, [("cluster/zones", [])], "cluster.zones", "at least 1"),

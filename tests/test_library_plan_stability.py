@@ -16,7 +16,7 @@ from offline_plan.planjson import plan_document
 from offline_plan.run import run_stack_file
 
 FIXTURE = Path(__file__).with_name("fixtures") / "shipped_plans.json"
-STACKS = ("dev", "eks-dev", "prod")
+STACKS = ("dev", "eks-dev", "prod", "aks-dev")
 
 
 def fingerprint(document: dict) -> list[dict]:

@@ -18,7 +18,8 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.util import camel_case
 
 LIBRARY = Path(gpu_fungibility.__file__).resolve().parent
-REQUIRED = {"GkeCluster", "GkeGpuNodePool", "GkeTpuNodePool", "EksCluster", "EksGpuNodeGroup", "NvidiaDraDriver",
+REQUIRED = {"GkeCluster", "GkeGpuNodePool", "GkeTpuNodePool", "EksCluster", "EksGpuNodeGroup", "AksNetwork",
+            "AksCluster", "AksGpuNodePool", "AksAutoscalerPriorities", "NvidiaDraDriver",
             "TpuDraDriver", "NvidiaDevicePlugin", "GkeComputeClass", "DraClaims", "VllmWorkload"}
 CAMEL = re.compile(r"^[a-z][A-Za-z0-9]*$")
 

@@ -148,3 +148,50 @@ def test_a_private_only_eks_endpoint_needs_a_runner_inside_the_vpc():
 def test_a_public_eks_endpoint_is_reachable():
     cluster = eks_cluster(public=True)
     assert check([vpc(), cluster, provider_of(cluster)]) == []
+
+
+# ---- AKS ---------------------------------------------------------------------------------------------
+
+
+def aks_cluster(*, private: bool, authorized: list[str] | None = None) -> R:
+    access: dict[str, Any] = {"enablePrivateCluster": private}
+    if authorized is not None:
+        access["authorizedIPRanges"] = authorized
+    return R("azure-native:containerservice:ManagedCluster", "demo-aks", {
+        "resourceName": "demo", "apiServerAccessProfile": access})
+
+
+def vnet(cidr: str = "10.0.0.0/16") -> list[R]:
+    return [R("azure-native:network:VirtualNetwork", "demo-vnet", {"addressSpace": {"addressPrefixes": [cidr]}}),
+            R("azure-native:network:Subnet", "demo-nodes", {"addressPrefix": "10.0.0.0/20"})]
+
+
+def test_a_private_aks_api_server_needs_a_runner_range_in_its_virtual_network():
+    cluster = aks_cluster(private=True)
+    provider = provider_of(cluster)
+    ((message, urn),) = check([*vnet(), cluster, provider])
+    assert urn == provider.urn and "cluster demo-aks" in message
+    assert "enablePrivateCluster" in message and "10.0.0.0/16" in message and "runnerCidrs" in message
+    assert check([*vnet(), cluster, provider], {"runnerCidrs": ["10.0.240.0/24"]}) == []
+    assert len(check([*vnet(), cluster, provider], {"runnerCidrs": ["192.168.0.0/24"]})) == 1, "outside the VNet"
+
+
+def test_a_private_aks_cluster_on_an_existing_subnet_needs_runner_ranges():
+    cluster = aks_cluster(private=True)
+    assert len(check([cluster, provider_of(cluster)])) == 1
+    assert check([cluster, provider_of(cluster)], {"runnerCidrs": ["172.16.0.0/24"]}) == []
+
+
+def test_a_public_aks_api_server_admits_its_authorized_ranges():
+    cluster = aks_cluster(private=False, authorized=["203.0.113.0/24"])
+    assert check([*vnet(), cluster, provider_of(cluster)]) == [], "the allow-list is where the operator runs"
+    assert check([*vnet(), cluster, provider_of(cluster)], {"runnerCidrs": ["203.0.113.8/29"]}) == []
+    ((message, _),) = check([*vnet(), cluster, provider_of(cluster)], {"runnerCidrs": ["198.51.100.0/24"]})
+    assert "authorized IP ranges (203.0.113.0/24)" in message and "198.51.100.0/24" in message
+    open_to_all = aks_cluster(private=False)
+    assert check([*vnet(), open_to_all, provider_of(open_to_all)], {"runnerCidrs": ["198.51.100.0/24"]}) == []
+
+
+def test_unknown_aks_access_is_not_judged():
+    cluster = aks_cluster(private="[unknown]")  # type: ignore[arg-type]
+    assert check([*vnet(), cluster, provider_of(cluster)]) == []

@@ -82,6 +82,7 @@ def _container(run, workload: str) -> dict:
     ("dev", "vllm-tpu", "41900m", "156Gi", 15),    # ct6e-standard-1t: 176 GiB nominal, 162.6 GiB allocatable
     ("prod", "vllm-gpu", "10700m", "150Gi", 15),
     ("eks-dev", "vllm-gpu", "3200m", "27Gi", 90),  # g6e.xlarge, the smallest of l40s and a10g-4x
+    ("aks-dev", "vllm-gpu", "6900m", "49Gi", 15),  # Standard_NC8as_T4_v3 (t4spot), the smallest of its three
 ])
 def test_shipped_serving_containers_are_sized_to_their_smallest_node(stack, workload, cpu, memory, grace):
     run = run_in_cluster(read_stack_file(stack).namespace_config)
@@ -94,7 +95,7 @@ def test_shipped_serving_containers_are_sized_to_their_smallest_node(stack, work
     assert pod["terminationGracePeriodSeconds"] == grace
 
 
-@pytest.mark.parametrize("stack", ["dev", "eks-dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "eks-dev", "prod", "aks-dev"])
 def test_every_shipped_serving_container_fits_every_machine_it_can_land_on(stack):
     loaded = read_stack_file(stack)
     cfg = parse_stack_config(loaded.namespace_config)

@@ -128,14 +128,16 @@ POLICIES: list[Policy] = [
     StackValidationPolicy(
         name="control-plane-reachable",
         description="The Kubernetes provider's cluster endpoint is reachable from the plan or the config: GKE's "
-                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use.",
+                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use "
+                    "(GKE, EKS, AKS private clusters and authorized IP ranges).",
         validate=validate_control_plane_reachable,
         enforcement_level=MANDATORY,
         config_schema=PolicyConfigSchema(properties={"runnerCidrs": _STRING_LIST}),
     ),
     ResourceValidationPolicy(
         name="eks-dra-scale-from-zero",
-        description="EKS DRA node groups keep min >= 1 (the autoscaler cannot scale DRA groups from zero on AWS).",
+        description="EKS DRA node groups and AKS DRA agent pools keep min >= 1 (the autoscaler cannot scale DRA "
+                    "pools from zero on AWS or Azure).",
         validate=validate_eks_dra_scale_from_zero,
         enforcement_level=ADVISORY,
     ),

@@ -8,8 +8,9 @@ label / EKS tag ``on-demand-fallback: "true"``, or the pool's name in the
 policy config ``onDemandPools`` list.
 
 ``eks-dra-scale-from-zero``: an EKS node group labelled ``nvidia.com/gpu.dra=true``
-with ``scalingConfig.minSize: 0``. The upstream Cluster Autoscaler cannot model
-DRA devices on AWS, so such a group never scales up for a pending claim.
+with ``scalingConfig.minSize: 0``, or an AKS agent pool so labelled with ``minCount: 0``.
+The upstream Cluster Autoscaler (AKS's managed one included) builds an empty group's node
+template without DRA devices on AWS and Azure, so such a pool never scales up for a pending claim.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from .. import facts
-from ..stack_view import EKS_NODE_GROUP, GKE_NODE_POOL, Pool, eks_pool, gke_pool, res_of
+from ..stack_view import AKS_AGENT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, Pool, aks_pool, eks_pool, gke_pool, res_of
 from .common import config_list
 
 
@@ -26,6 +27,8 @@ def pool_of(args: ResourceValidationArgs) -> Pool | None:
         return gke_pool(res_of(args))
     if args.resource_type == EKS_NODE_GROUP:
         return eks_pool(res_of(args))
+    if args.resource_type == AKS_AGENT_POOL:
+        return aks_pool(res_of(args))
     return None
 
 
@@ -51,6 +54,16 @@ def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violati
 
 
 def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type == AKS_AGENT_POOL:
+        pool = aks_pool(res_of(args))
+        if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:
+            report_violation(
+                f"{pool.title} is a DRA agent pool with minCount 0: AKS's managed autoscaler builds an empty pool's "
+                "node template from the VM size, without DRA devices, so it will not scale this pool up from zero "
+                "for a pending claim. Keep minCount >= 1 for a pool that must serve claims.",
+                None,
+            )
+        return
     if args.resource_type != EKS_NODE_GROUP:
         return
     pool = eks_pool(res_of(args))

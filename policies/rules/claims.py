@@ -39,7 +39,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from .. import facts
 from ..cel import compile_error
-from ..stack_view import WORKLOAD_KINDS, Pool, Res, StackView, dig
+from ..stack_view import AKS_CLUSTER, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from .common import pod_spec
 
 MAX_SUBREQUESTS = 8
@@ -273,7 +273,9 @@ def _expander_priorities(configmap: Res) -> list[tuple[int, str]] | str:
 
 def _node_group_priority(pool: Pool, priorities: list[tuple[int, str]]) -> int | None:
     """The highest priority whose regex matches the node group (its name or its managed ASG name)."""
-    candidates = (pool.pool_name, f"eks-{pool.pool_name}-00000000-0000-0000-0000-000000000000")
+    # The names a node group goes by: the pool's own, an EKS managed group's ASG, an AKS pool's scale set.
+    candidates = (pool.pool_name, f"eks-{pool.pool_name}-00000000-0000-0000-0000-000000000000",
+                  f"aks-{pool.pool_name}-12345678-vmss")
     matched = []
     for value, pattern in priorities:
         try:
@@ -338,6 +340,17 @@ def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
                                      "priorities, so scale-up order and claim order differ", workload.urn)
 
 
+def _aks_checks(view: StackView, report_violation: ReportViolation) -> None:
+    """AKS's managed autoscaler: the cluster's autoscaler profile uses the priority expander, then the same
+    ConfigMap checks as on EKS (its node groups are the pools' scale sets)."""
+    for cluster in view.of_type(AKS_CLUSTER):
+        expander = str(dig(cluster.props, "autoScalerProfile", "expander", default=""))
+        if expander != "priority":
+            report_violation("the AKS cluster's autoscaler profile does not use the priority expander "
+                             "(autoScalerProfile.expander: priority), so pools scale up in no set order", cluster.urn)
+    _eks_checks(view, report_violation)
+
+
 def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
     """A workload pod's placement, with the toleration GKE adds to pods that select a compute class."""
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
@@ -386,7 +399,7 @@ def _admission_checks(view: StackView, report_violation: ReportViolation) -> Non
 
 def validate_claim_follows_compute_class(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
-    checks = {"eks": _eks_checks, "gke": _gke_checks}
+    checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
         checks[clouds.profile(view.cloud).name](view, report_violation)
     _admission_checks(view, report_violation)

@@ -23,6 +23,18 @@ could reach that endpoint:
   443) that lies inside a VPC of the plan (``cidrBlock``) or is described as a
   runner (``pulumi up runner``, as ``controlPlane.runnerCidrs`` writes it), or
   that overlaps the ``runnerCidrs`` config.
+- AKS: a private cluster (``apiServerAccessProfile.enablePrivateCluster``) has
+  its API server on a private endpoint in the cluster's virtual network, with
+  no public address (learn.microsoft.com/azure/aks/private-clusters); it is
+  reachable when a range of this policy's ``runnerCidrs`` config lies in a
+  virtual network or subnet of the plan (``addressSpace.addressPrefixes``,
+  ``addressPrefix``), or, when the plan builds no network (an existing
+  subnet), when ``runnerCidrs`` names any range. A public API server with
+  ``authorizedIPRanges`` admits only those ranges
+  (learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges); when the
+  ``runnerCidrs`` config says where ``pulumi up`` runs, one of those ranges
+  must overlap an authorized range. With no authorized ranges AKS's public API
+  server admits every address.
 
 The violation is reported on the provider, naming the cluster and the fix.
 """
@@ -35,13 +47,15 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, dig, plain
+from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, dig, plain
 from .common import config_list
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 GKE_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 AWS_VPC = "aws:ec2/vpc:Vpc"
 AWS_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+AZURE_VNET = "azure-native:network:VirtualNetwork"
+AZURE_SUBNET = "azure-native:network:Subnet"
 RUNNER_DISPLAY_PREFIX = "runner-"
 RUNNER_DESCRIPTION_PREFIX = "pulumi up runner"
 API_PORT = 443
@@ -124,15 +138,45 @@ def eks_unreachable(cluster: Mapping[str, Any], vpc_ranges: list[Network], ingre
             "runnerCidrs config")
 
 
+def aks_unreachable(cluster: Mapping[str, Any], vnet_ranges: list[Network] | None,
+                    runner_ranges: list[Network]) -> str | None:
+    """Why no runner can reach this AKS API server (None: reachable). ``vnet_ranges`` None: the plan builds
+    no virtual network (the cluster uses an existing subnet), so where the endpoint sits is not in the plan."""
+    access = cluster.get("apiServerAccessProfile") or {}
+    private = access.get("enablePrivateCluster")
+    authorized = access.get("authorizedIPRanges") or []
+    if private == UNKNOWN or authorized == UNKNOWN or UNKNOWN in authorized:
+        return None
+    if private is True:
+        if vnet_ranges is None and runner_ranges:
+            return None
+        if vnet_ranges and any(_overlaps(r, vnet_ranges) for r in runner_ranges):
+            return None
+        where = ", ".join(str(r) for r in vnet_ranges or []) or "an existing subnet"
+        return (f"its API server is private (apiServerAccessProfile.enablePrivateCluster) and answers only inside "
+                f"its virtual network ({where}), and this policy's runnerCidrs config names no range there")
+    if not authorized or not runner_ranges:
+        return None  # open to all, or the allow-list is where the operator runs
+    if any(_overlaps(r, networks(authorized)) for r in runner_ranges):
+        return None
+    return (f"its public API server admits only its authorized IP ranges ({', '.join(map(str, authorized))}), "
+            f"and none of them holds a range of this policy's runnerCidrs config "
+            f"({', '.join(str(r) for r in runner_ranges)})")
+
+
 def validate_control_plane_reachable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     resources = list(args.resources)
     runner_ranges = networks(config_list(args.get_config(), "runnerCidrs"))
     of_type = {t: [r for r in resources if r.resource_type == t]
-               for t in (GKE_SUBNETWORK, AWS_VPC, AWS_INGRESS_RULE)}
+               for t in (GKE_SUBNETWORK, AWS_VPC, AWS_INGRESS_RULE, AZURE_VNET, AZURE_SUBNET)}
     subnet_ranges = networks(plain(r.props).get("ipCidrRange") for r in of_type[GKE_SUBNETWORK])
     vpc_ranges = networks(plain(r.props).get("cidrBlock") for r in of_type[AWS_VPC])
     ingress = [plain(r.props) for r in of_type[AWS_INGRESS_RULE]]
-    clusters = {r.urn: r for r in resources if r.resource_type in (GKE_CLUSTER, EKS_CLUSTER)}
+    vnets = of_type[AZURE_VNET] + of_type[AZURE_SUBNET]
+    vnet_ranges = networks([*(p for r in of_type[AZURE_VNET]
+                              for p in dig(plain(r.props), "addressSpace", "addressPrefixes", default=[]) or []),
+                            *(plain(r.props).get("addressPrefix") for r in of_type[AZURE_SUBNET])]) if vnets else None
+    clusters = {r.urn: r for r in resources if r.resource_type in (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)}
     for provider in (r for r in resources if r.resource_type == K8S_PROVIDER):
         for dependency in provider.dependencies or []:
             cluster = clusters.get(getattr(dependency, "urn", None))
@@ -143,10 +187,15 @@ def validate_control_plane_reachable(args: StackValidationArgs, report_violation
                 problem = gke_unreachable(props, subnet_ranges, runner_ranges)
                 fix = ("Keep controlPlane.dnsEndpoint true (the IAM-authorized DNS endpoint), make the IP endpoint "
                        "public with authorizedNetworks, or list where `pulumi up` runs in controlPlane.runnerCidrs.")
-            else:
+            elif cluster.resource_type == EKS_CLUSTER:
                 problem = eks_unreachable(props, vpc_ranges, ingress, runner_ranges)
                 fix = ("Set controlPlane.publicEndpoint with authorizedNetworks, or list the ranges in the VPC that "
                        "`pulumi up` runs from in controlPlane.runnerCidrs.")
+            else:
+                problem = aks_unreachable(props, vnet_ranges, runner_ranges)
+                fix = ("Set controlPlane.publicEndpoint with authorizedNetworks that hold where `pulumi up` runs, or "
+                       "run it inside the cluster's virtual network and list that range in this policy's "
+                       "runnerCidrs config.")
             if problem:
                 report_violation(
                     f"Kubernetes provider {provider.name} talks to cluster {props.get('name') or cluster.name}, but "

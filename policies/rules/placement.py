@@ -99,3 +99,12 @@ def validate_dra_pool_served(args: StackValidationArgs, report_violation: Report
                 "but neither a DRA kubelet plugin nor a device plugin runs on its nodes: its GPUs can never be used.",
                 pool.urn,
             )
+        if pool.cloud == "aks" and pool.nvidia_dra_labelled and pool.gpu_driver_version == "None":
+            # learn.microsoft.com/azure/aks/use-nvidia-gpu: gpuProfile.driver None skips AKS's driver install,
+            # and nothing in the stack installs one on AKS.
+            report_violation(
+                f"{pool.title} is labelled for DRA but skips AKS's NVIDIA driver (gpuProfile.driver: None): its "
+                "nodes have no driver, so the DRA kubelet plugin publishes no devices and claims pend forever. "
+                "Keep gpuProfile.driver: Install.",
+                pool.urn,
+            )

@@ -2,7 +2,8 @@
 
 Checks the GKE cluster's ``minMasterVersion`` (``latest`` is accepted; unset
 leaves the version to the release channel's default, which may be older), a
-GKE node pool's ``version`` when set, and the EKS cluster's ``version``.
+GKE node pool's ``version`` when set, the EKS cluster's ``version``, the AKS cluster's
+``kubernetesVersion`` and an AKS agent pool's ``orchestratorVersion`` when set.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from ..stack_view import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
+from ..stack_view import AKS_AGENT_POOL, AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
 
 MIN_VERSION = (1, 34)
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?$")
@@ -48,6 +49,10 @@ def validate_kubernetes_version(args: ResourceValidationArgs, report_violation: 
         field, required = "version", False
     elif args.resource_type == EKS_CLUSTER:
         field, required = "version", True
+    elif args.resource_type == AKS_CLUSTER:
+        field, required = "kubernetesVersion", True
+    elif args.resource_type == AKS_AGENT_POOL:
+        field, required = "orchestratorVersion", False
     else:
         return
     problem = version_problem(plain(args.props).get(field), field, required)

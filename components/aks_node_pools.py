@@ -1,0 +1,187 @@
+"""An AKS agent pool of GPU nodes, wired for DRA or for the classic device plugin.
+
+Labels and taints come from :mod:`components.dra_wiring` and the AKS profile only: DRA pools carry
+``nvidia.com/gpu.present=true`` and ``nvidia.com/gpu.dra=true``; every GPU pool is tainted
+``nvidia.com/gpu=true:NoSchedule``; AKS itself labels every node ``kubernetes.azure.com/agentpool=<pool>``
+and Spot nodes ``kubernetes.azure.com/scalesetpriority=spot``, with the matching NoSchedule taint.
+
+The NVIDIA driver: AKS installs it on GPU pools unless ``gpuProfile.driver`` is ``None``
+(learn.microsoft.com/azure/aks/use-nvidia-gpu, "skip GPU driver installation"; the pinned
+pulumi-azure-native exposes ``GPUProfileArgs(driver="Install"|"None")``). Every pool here asks for
+``Install`` explicitly: the DRA kubelet plugin needs the host's driver, and AKS runs no device plugin on a
+pool unless it is a managed GPU pool (``gpuProfile.nvidia.managementMode: Managed``, preview), which this
+component never sets. A Spot pool evicts with ``Delete`` and pays up to the on-demand price (``-1``,
+learn.microsoft.com/azure/aks/spot-node-pool).
+"""
+
+import re
+from typing import NotRequired, TypedDict
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from . import catalog, dra_wiring
+from .base import Issues, LibraryComponent
+from .node_selection import NodeTaint
+from .pool_args import (
+    PoolAutoscaling,
+    Taint,
+    accelerator_issues,
+    autoscaling_of,
+    common_pool_issues,
+    pool_spec,
+    taint_dicts,
+)
+from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .wiring_keys import PoolSpec
+
+cs = azure_native.containerservice
+
+CLOUD = "aks"
+#: learn.microsoft.com/azure/aks/create-node-pools: a Linux pool's name is 1-12 lowercase letters and digits,
+#: starting with a letter.
+POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
+GPU_DRIVER = "Install"
+SPOT_MAX_PRICE = -1.0
+#: AKS rejects node labels and taints of its own prefixes on agent pools (learn.microsoft.com/azure/aks/
+#: use-labels, "reserved system labels").
+RESERVED_PREFIXES = ("kubernetes.azure.com/",)
+#: The Cluster Autoscaler's node groups on AKS are the pools' scale sets (kubernetes/autoscaler
+#: cluster-autoscaler/cloudprovider/azure/azure_scale_set.go: a node group's Id is the scale set's name),
+#: which AKS names ``aks-<pool>-<number>-vmss`` in the node resource group.
+VMSS_SUFFIX = "-[0-9]+-vmss"
+
+
+def scale_set_regex(pool_name: str) -> str:
+    """A regex for exactly the scale set of ``pool_name`` (known at preview time, unlike the name itself)."""
+    return f"^aks-{re.escape(pool_name)}{VMSS_SUFFIX}$"
+
+
+def node_taint_strings(taints: list[NodeTaint]) -> list[str]:
+    """Taints as AKS spells them: ``key=value:Effect``."""
+    return [f"{t.key}={t.value}:{t.effect}" for t in taints]
+
+
+class AksGpuNodePoolArgs(TypedDict):
+    """One AKS agent pool of NVIDIA GPU nodes."""
+
+    cluster_name: pulumi.Input[str]
+    """The cluster's name (``AksCluster.cluster_name``)."""
+    resource_group_name: pulumi.Input[str]
+    """The cluster's resource group."""
+    vm_size: str
+    """The GPU VM size, e.g. ``Standard_NC24ads_A100_v4``."""
+    accelerator_type: str
+    """The GPU, by catalog name (``nvidia-a100-80gb-pcie``, ``nvidia-h100-nvl``, ...)."""
+    accelerator_count: NotRequired[int]
+    """GPUs per node (default: what the VM size carries)."""
+    pool_name: NotRequired[str]
+    """The agent pool's name: 1-12 lowercase letters and digits (default: the component's name)."""
+    node_subnet_id: NotRequired[pulumi.Input[str]]
+    """The nodes' subnet (default: the cluster's)."""
+    zones: NotRequired[list[str]]
+    """Availability zones (``"1"``, ``"2"``, ``"3"``; default: regional)."""
+    kubernetes_version: NotRequired[str]
+    """The nodes' Kubernetes version (default ``1.34``)."""
+    spot: NotRequired[bool]
+    """Spot VMs, evicted with Delete, max price -1 (default true)."""
+    autoscaling: NotRequired[PoolAutoscaling]
+    """Node counts (default 0 to 1). The managed autoscaler cannot scale a DRA pool up from zero."""
+    disk_size_gb: NotRequired[int]
+    """OS disk size (default 200)."""
+    dra: NotRequired[bool]
+    """True (default) wires the pool for DRA; false makes a classic device-plugin GPU pool."""
+    on_demand_fallback: NotRequired[bool]
+    """Marks a deliberate on-demand pool (node label ``gpu-fungibility/on-demand-fallback=true``)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels."""
+    taints: NotRequired[list[Taint]]
+    """Extra node taints."""
+    tags: NotRequired[dict[str, str]]
+    """Azure tags on the agent pool."""
+
+
+class AksGpuNodePool(LibraryComponent):
+    """An AKS agent pool of GPU nodes with the host's NVIDIA driver, wired for DRA or the device plugin."""
+
+    pool_name: str
+    """The agent pool's name."""
+    scale_set_regex: str
+    """A regex over the pool's scale set name, as the priority expander matches it."""
+    node_labels: pulumi.Output[dict[str, str]]
+    """Every label the GPU nodes carry (AKS's, the DRA wiring's and the extra ones)."""
+    node_taints: pulumi.Output[list[Taint]]
+    """Every taint the GPU nodes carry: what the NVIDIA DRA driver and the workloads must tolerate."""
+
+    def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, opts)
+        self.fail_on(self.check(name, args))
+        spec = self.spec(name, args)
+        low, high = autoscaling_of(args)
+        spot = spec.spot
+        cs.AgentPool(
+            f"{name}-pool",
+            agent_pool_name=spec.name,
+            resource_group_name=args["resource_group_name"],
+            resource_name_=args["cluster_name"],
+            mode="User",
+            os_type="Linux",
+            os_sku="Ubuntu",
+            vm_size=args["vm_size"],
+            gpu_profile=cs.GPUProfileArgs(driver=GPU_DRIVER),
+            count=low,
+            min_count=low,
+            max_count=high,
+            enable_auto_scaling=True,
+            max_pods=catalog.AKS_MAX_PODS,
+            os_disk_size_gb=args.get("disk_size_gb", 200),
+            availability_zones=list(args.get("zones") or []) or None,
+            vnet_subnet_id=args.get("node_subnet_id"),
+            enable_node_public_ip=False,
+            orchestrator_version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            scale_set_priority="Spot" if spot else "Regular",
+            scale_set_eviction_policy="Delete" if spot else None,
+            spot_max_price=SPOT_MAX_PRICE if spot else None,
+            node_labels=dra_wiring.stack_labels(CLOUD, spec),
+            node_taints=node_taint_strings(dra_wiring.stack_taints(CLOUD, spec)),
+            tags=dict(args.get("tags") or {}),
+            opts=self.child(ignore_changes=["count"]),
+        )
+        self.pool_name = spec.name
+        self.scale_set_regex = scale_set_regex(spec.name)
+        self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(CLOUD, spec))
+        self.node_taints = pulumi.Output.from_input(taint_dicts(dra_wiring.node_taints(CLOUD, spec)))
+        self.register()
+
+    @staticmethod
+    def default_count(args: AksGpuNodePoolArgs) -> int:
+        shape = catalog.aks_vm_size_shape(str(args.get("vm_size") or ""))
+        return shape.count if shape else 1
+
+    @classmethod
+    def spec(cls, name: str, args: AksGpuNodePoolArgs) -> PoolSpec:
+        """The pool as the DRA wiring sees it."""
+        return pool_spec(args.get("pool_name") or name, "gpu", args, str(args.get("vm_size") or ""),
+                         cls.default_count(args))
+
+    @classmethod
+    def issues(cls, name: str, args: AksGpuNodePoolArgs) -> Issues:
+        """Problems with the arguments, in argument names."""
+        issues = accelerator_issues(CLOUD, "gpu", args, [str(args.get("vm_size") or "")], cls.default_count(args))
+        pool = args.get("pool_name") or name
+        if not POOL_NAME.fullmatch(pool):
+            issues.append(("pool_name", f"the AKS pool name {pool!r} must be 1-12 lowercase letters and digits, "
+                                        "starting with a letter"))
+        problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+        if problem:
+            issues.append(("kubernetes_version", problem))
+        for i, zone in enumerate(args.get("zones") or []):
+            if zone not in ("1", "2", "3"):
+                issues.append((f"zones[{i}]", f"{zone!r} is not an Azure availability zone (\"1\", \"2\" or \"3\")"))
+        for key in args.get("labels") or {}:
+            if key.startswith(RESERVED_PREFIXES):
+                issues.append((f"labels.{key}", "AKS reserves this prefix; it sets those labels itself"))
+        for i, taint in enumerate(args.get("taints") or []):
+            if str(taint.get("key", "")).startswith(RESERVED_PREFIXES):
+                issues.append((f"taints[{i}]", "AKS reserves this prefix; it sets those taints itself"))
+        return issues + common_pool_issues(args)
