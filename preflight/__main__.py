@@ -42,8 +42,11 @@ DENIED_CODES = {"AuthFailure", "UnauthorizedOperation", "AccessDenied", "AccessD
 
 
 def main(argv: list[str] | None = None) -> int:
+    from stacks.stack_files import stack_name_argument
+
     parser = argparse.ArgumentParser(prog="make preflight", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: checks Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument,
+                        help="stack name: checks Pulumi.<stack>.yaml")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     args = parser.parse_args(argv)
