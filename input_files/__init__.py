@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.events import AliasEvent
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 NUL = b"\0"
 
@@ -141,18 +148,68 @@ def read_yaml(path: Path | str, limits: Limits) -> Any:
 
 
 def parse_yaml(text: str, path: Path | str, limits: Limits) -> Any:
-    loader = _LimitedLoader(text, path, limits)
+    """``text`` as YAML: the event stream is checked first (depth, alias-expanded size), then loaded.
+
+    Both passes use libyaml when PyYAML has it (``CSafeLoader``, about ten times faster than the
+    pure-Python loader); the check walks events in a loop, so no depth reaches Python's recursion.
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return loader.get_single_data()
+        _check_events(yaml.parse(text, Loader=loader), path, limits)
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
     except InputFileError:
         raise
     except yaml.YAMLError as exc:
         where, message = yaml_problem(exc)
         raise InputFileError(path, message, where=where) from None
-    except RecursionError:  # a limit above Python's own: refuse all the same
+    except RecursionError:
         raise InputFileError(path, "nested too deep") from None
-    finally:
-        loader.dispose()
+
+
+def _check_events(events: Any, path: Path | str, limits: Limits) -> None:
+    """Refuse collections nested past ``max_depth`` and documents larger than ``max_nodes`` values once
+    every alias is expanded (each anchor's expanded size is counted once and reused), and cycles."""
+    open_collections: list[list[Any]] = []  # [expanded size so far, anchor]
+    expanded: dict[str, int | None] = {}  # anchor -> expanded size (None while its collection is open)
+    total = 0
+
+    def refuse(reason: str, mark: Any) -> InputFileError:
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
+        return InputFileError(path, f"{reason} (at {where})", where=where)
+
+    def add(size: int, mark: Any) -> None:
+        nonlocal total
+        if open_collections:
+            open_collections[-1][0] += size
+            size = open_collections[-1][0]
+        else:
+            total += size
+            size = total
+        if size > limits.max_nodes:
+            raise refuse(f"expands to more than {limits.max_nodes} values once its aliases (*name) are "
+                         "expanded; write the values out or use fewer aliases", mark)
+
+    for event in events:
+        if isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+            if len(open_collections) >= limits.max_depth:
+                raise refuse(f"nested too deep (more than {limits.max_depth} levels)", event.start_mark)
+            open_collections.append([1, event.anchor])
+            if event.anchor:
+                expanded[event.anchor] = None
+        elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+            size, anchor = open_collections.pop()
+            if anchor:
+                expanded[anchor] = size
+            add(size, event.start_mark)
+        elif isinstance(event, ScalarEvent):
+            if event.anchor:
+                expanded[event.anchor] = 1
+            add(1, event.start_mark)
+        elif isinstance(event, AliasEvent):
+            if event.anchor in expanded and expanded[event.anchor] is None:
+                raise refuse(f"the alias *{event.anchor} refers to the collection it is inside (a cycle)",
+                             event.start_mark)
+            add(expanded.get(event.anchor) or 1, event.start_mark)  # an unknown anchor: the loader says so
 
 
 def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
@@ -165,42 +222,3 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
     if context and context_mark is not None:
         problem += f" ({context} at line {context_mark.line + 1})"
     return where, f"not valid YAML: {problem}"
-
-
-class _LimitedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, counting depth and alias-expanded size while it composes the node graph."""
-
-    def __init__(self, text: str, path: Path | str, limits: Limits):
-        super().__init__(text)
-        self._path = path
-        self._limits = limits
-        self._depth = 0
-        self._weights: dict[int, int] = {}
-
-    def _refuse(self, reason: str) -> InputFileError:
-        mark = self.peek_event().start_mark if self.check_event() else None
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
-        return InputFileError(self._path, f"{reason} (at {where})", where=where)
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        alias = self.check_event(AliasEvent)
-        self._depth += 1
-        if self._depth > self._limits.max_depth:
-            raise self._refuse(f"nested too deep (more than {self._limits.max_depth} levels)")
-        node = super().compose_node(parent, index)
-        self._depth -= 1
-        if alias:
-            if id(node) not in self._weights:
-                raise InputFileError(self._path, "an alias refers to the collection it is inside (a cycle)")
-            return node
-        if isinstance(node, yaml.ScalarNode):
-            weight = 1
-        elif isinstance(node, yaml.SequenceNode):
-            weight = 1 + sum(self._weights.get(id(child), 1) for child in node.value)
-        else:
-            weight = 1 + sum(self._weights.get(id(k), 1) + self._weights.get(id(v), 1) for k, v in node.value)
-        if weight > self._limits.max_nodes:
-            raise InputFileError(self._path, f"expands to more than {self._limits.max_nodes} values once its "
-                                             "aliases (*name) are expanded; write the values out or use fewer")
-        self._weights[id(node)] = weight
-        return node

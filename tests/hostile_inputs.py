@@ -62,7 +62,7 @@ HOSTILE_STACK_FILES: dict[str, tuple[bytes, str]] = {
     "latin-1": ("config:\n  gpu-fungibility:cluster:\n    name: caf\xe9\n".encode("latin-1"), "not UTF-8"),
     "alias-bomb-in-namespace": (_alias_bomb("gpu-fungibility:cluster").encode(), "aliases"),
     "alias-bomb-other-key": (_alias_bomb("aws:anything").encode(), "aliases"),
-    "alias-cycle": (b"config:\n  aws:x: &a [*a]\n", "aliases"),
+    "alias-cycle": (b"config:\n  aws:x: &a [*a]\n", "a cycle"),
     "873k-labels": (("config:\n  gpu-fungibility:nodePools:\n    p:\n      labels:\n" + _LABELS_873K).encode(),
                     "at most 1 MiB"),
     "python-tag": (b"config:\n  aws:x: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
