@@ -17,7 +17,7 @@ from pathlib import Path
 
 from plan_diff import render
 from plan_diff.compare import compare
-from plan_diff.planning import DiffError, plan_both
+from plan_diff.planning import DiffError, Interrupted, plan_both
 from stacks.stack_files import StackNameError, output_dir, stack_name_argument
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
             (out_dir / stale).unlink(missing_ok=True)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"plan_diff: stopped by signal {exc.signum}; the base worktree and temporary folders are removed",
+              file=sys.stderr)
+        raise
 
     diff = compare(plans.base, plans.head)
     meta = render.Meta(args.stack, plans.base_ref, plans.base_commit, notes=plans.notes)
