@@ -123,6 +123,7 @@ POOL_PATHS = {
     "autoscaling.min_nodes": "autoscaling.min",
     "autoscaling.max_nodes": "autoscaling.max",
     "node_group_name": "",
+    "node_pool_name": "",
     "resource_labels": "/cluster.labels",
     "tags": "/cluster.labels",
     "location": "/cluster.location",
