@@ -24,7 +24,7 @@ import pulumi
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
-from . import catalog, device_selectors
+from . import catalog, device_selectors, mig_geometry
 from .argument_rules import at_least, device_count_issues
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent
 from .node_selection import is_dns_subdomain
@@ -280,6 +280,10 @@ def mig_issues(mig: Mapping[str, Any], path: str) -> Issues:
             issues.append((f"{path}.slices[{i}].profile",
                            f"{piece.get('profile')!r} is not a MIG profile of {model.type}; "
                            f"accepted: {', '.join(model.mig_profiles)}"))
+    if slices and not issues:  # every slice comes from one GPU (matchAttribute parentUUID)
+        problem = mig_geometry.layout_problem(model.type, [str(piece["profile"]) for piece in slices])
+        if problem:
+            issues.append((f"{path}.slices", problem))
     return issues
 
 
