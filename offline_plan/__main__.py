@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from offline_plan import comment_size, planjson, summary
 from offline_plan import manifests as manifest_mod
-from offline_plan import planjson, summary
 from offline_plan.run import ROOT, PlanRun, run_stack_file
 from stacks.loader import ConfigError
 from stacks.stack_files import StackNameError, output_dir, stack_name_argument
@@ -159,7 +159,11 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         (staging / "plan.json").write_text(planjson.dumps(document))
         for m in found:
             (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
-        (staging / "summary.md").write_text(summary.render(run, objects, schema, sections))
+        report = summary.render(run, objects, schema, sections)
+        if comment_size.was_cut(report):
+            print(f"note: summary.md is cut to GitHub's {comment_size.GITHUB_COMMENT_LIMIT:,}-character comment limit",
+                  file=sys.stderr)
+        (staging / "summary.md").write_text(report)
         _swap_in(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

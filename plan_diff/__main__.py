@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from offline_plan.comment_size import fit_comment
 from plan_diff import render
 from plan_diff.compare import compare
 from plan_diff.planning import DiffError, Interrupted, plan_both
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     document = render.preview_json(diff, meta)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "diff.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    (out_dir / "diff.md").write_text(render.markdown(diff, meta))
+    (out_dir / "diff.md").write_text(fit_comment(render.markdown(diff, meta), "diff.json beside this file holds "
+                                                                              "every change."))
     if args.json:
         print(json.dumps(document, indent=2, sort_keys=True))
     else:
