@@ -369,8 +369,19 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
 
 
 def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:
-    """Plan a shipped stack (``Pulumi.<stack>.yaml``)."""
+    """Plan a shipped stack (``Pulumi.<stack>.yaml``).
+
+    The project's keys are validated before anything else is encoded for the program: a config the
+    model refuses raises ConfigError (with every problem) before the other namespaces' values are
+    JSON-encoded and handed to the Pulumi runtime.
+    """
+    from stacks.loader import ConfigError, parse_stack_config
+
     stack_file = read_stack_file(stack, root)
+    try:
+        parse_stack_config(dict(stack_file.namespace_config), checks=False)
+    except ConfigError:
+        parse_stack_config(dict(stack_file.namespace_config))  # raises again, with the rules' problems too
     run = run_program(
         stack_file.namespace_config,
         other_config=stack_file.other_config,
