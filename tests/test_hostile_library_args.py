@@ -13,6 +13,7 @@ import pulumi
 import pytest
 from gpu_fungibility.errors import ComponentArgsError
 
+from offline_plan.run import run_program
 from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config
 from tests.test_config import GKE
@@ -26,7 +27,17 @@ BUILDERS = {
 }
 
 
+class AsOutput:
+    """A value the test hands over as a ``pulumi.Output``. Outputs are made inside the test, never at import:
+    one made at collection would belong to no program, and the next program run would wait for it forever."""
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _set(args: dict, path: str, value) -> None:
+    if isinstance(value, AsOutput):
+        value = pulumi.Output.from_input(value.value)
     keys = path.split(".")
     for key in keys[:-1]:
         args = args.setdefault(key, {})
@@ -39,8 +50,8 @@ HOSTILE_ARGS = [
     ("bad-pool-name", "gke-pool", {"node_pool_name": "Bad_Pool"}, [("node_pool_name", "not a GKE node pool name")]),
     ("pool-name-41", "gke-pool", {"node_pool_name": "p" * 41}, [("node_pool_name", "not a GKE node pool name")]),
     ("zero-accelerators", "gke-pool", {"accelerator_count": 0}, [("accelerator_count", "below 1")]),
-    ("labels-output", "gke-pool", {"labels": pulumi.Output.from_input({"a": "b"})}, [("labels", "plain value")]),
-    ("autoscaling-output", "gke-pool", {"autoscaling": pulumi.Output.from_input({"min_nodes": 1})},
+    ("labels-output", "gke-pool", {"labels": AsOutput({"a": "b"})}, [("labels", "plain value")]),
+    ("autoscaling-output", "gke-pool", {"autoscaling": AsOutput({"min_nodes": 1})},
      [("autoscaling", "plain value")]),
     ("type-and-rule-errors", "gke-pool",
      {"disk_size_gb": "big", "spot": "yes", "labels": {"team name": "x"}, "autoscaling": {"min_nodes": 3, "max_nodes": 1}},
@@ -53,7 +64,7 @@ HOSTILE_ARGS = [
     ("gpu-memory-0", "workload", {"gpu_memory_utilization": 0}, [("gpu_memory_utilization", "above 0")]),
     ("max-model-len-negative", "workload", {"max_model_len": -1}, [("max_model_len", "below 1")]),
     ("namespace-not-a-label", "workload", {"namespace": "Team A"}, [("namespace", "not a namespace name")]),
-    ("node-selector-output", "workload", {"node_selector": pulumi.Output.from_input({"a": "b"})},
+    ("node-selector-output", "workload", {"node_selector": AsOutput({"a": "b"})},
      [("node_selector", "plain value")]),
     ("exactly-64", "claims", {"claim_templates.vllm": {"namespace": "inference", "exactly": {
         "accelerator_type": "nvidia-a100-80gb", "count": 64}}}, [("claim_templates.vllm.exactly.count", "at most 32")]),
@@ -62,14 +73,31 @@ HOSTILE_ARGS = [
 ]
 
 
-@pytest.mark.parametrize(("case", "component", "changes", "expected"), HOSTILE_ARGS, ids=[r[0] for r in HOSTILE_ARGS])
-def test_the_component_check_names_each_bad_argument(case, component, changes, expected):
+def _in_program(work):
+    """Run ``work()`` inside a program run under mocks and return what it returned (or raise what it raised).
+
+    Outputs exist only inside a program: one made outside would hold the next program run forever.
+    """
+    result = []
+    run_program(copy.deepcopy(GKE), compose_fn=lambda _loaded: result.append(work()))
+    return result[0]
+
+
+def _hostile_args(component: str, changes: dict):
     planned = BUILDERS[component]()
-    args = copy.deepcopy({k: v for k, v in planned.args.items() if not isinstance(v, pulumi.Output)})
-    args.update({k: v for k, v in planned.args.items() if isinstance(v, pulumi.Output)})
+    args = copy.deepcopy(dict(planned.args))
     for path, value in changes.items():
         _set(args, path, value)
-    found = planned.component.check(planned.name, args)
+    return planned, args
+
+
+@pytest.mark.parametrize(("case", "component", "changes", "expected"), HOSTILE_ARGS, ids=[r[0] for r in HOSTILE_ARGS])
+def test_the_component_check_names_each_bad_argument(case, component, changes, expected):
+    def check():
+        planned, args = _hostile_args(component, changes)
+        return planned.component.check(planned.name, args)
+
+    found = _in_program(check)
     for path, words in expected:
         assert any(p == path and words in m for p, m in found), (path, words, found)
 
@@ -77,21 +105,13 @@ def test_the_component_check_names_each_bad_argument(case, component, changes, e
 @pytest.mark.parametrize("case", ["labels-output", "negative-disk", "port-70000", "exactly-64"])
 def test_constructing_is_a_component_args_error(case):
     _, component, changes, expected = next(r for r in HOSTILE_ARGS if r[0] == case)
-    planned = BUILDERS[component]()
-    args = dict(planned.args)
-    for path, value in changes.items():
-        _set(args, path, value)
 
-    class Mocks(pulumi.runtime.Mocks):
-        def new_resource(self, a):
-            return [a.name + "_id", a.inputs]
-
-        def call(self, a):
-            return {}
-
-    pulumi.runtime.set_mocks(Mocks(), preview=True)
-    with pytest.raises(ComponentArgsError) as caught:
+    def build():
+        planned, args = _hostile_args(component, changes)
         planned.component(planned.name, args)
+
+    with pytest.raises(ComponentArgsError) as caught:
+        _in_program(build)
     assert expected[0][0] in str(caught.value)
 
 
