@@ -87,3 +87,15 @@ def test_the_shipped_stack_files_read_within_the_limits():
 
     for path in sorted(ROOT.glob("Pulumi.*.yaml")):
         assert isinstance(input_files.read_yaml(path, input_files.STACK_FILE), dict)
+
+
+def test_other_namespaces_are_not_encoded_before_the_project_keys_validate(tmp_path, monkeypatch):
+    """An invalid config stops before run_program, which JSON-encodes every other namespace's values."""
+    import offline_plan.run as run_mod
+    from stacks.loader import ConfigError
+
+    (tmp_path / "Pulumi.bad.yaml").write_text("config:\n  aws:big: [" + ", ".join(["x"] * 50_000) + "]\n"
+                                              "  gpu-fungibility:cluster: {cloud: aks}\n")
+    monkeypatch.setattr(run_mod, "run_program", lambda *a, **k: pytest.fail("encoded before validation"))
+    with pytest.raises(ConfigError, match="cluster.cloud"):
+        run_mod.run_stack_file("bad", tmp_path)
