@@ -63,9 +63,27 @@ def _is_output(value: Any) -> bool:
     return isinstance(value, pulumi.Output) or hasattr(value, "__await__")
 
 
+def _accepts_output(annotation: Any) -> bool:
+    """Whether an argument's annotation admits a ``pulumi.Output`` (``pulumi.Input[...]``, ``Output[...]``, Any)."""
+    while typing.get_origin(annotation) in _WRAPPERS:
+        annotation = typing.get_args(annotation)[0]
+    if annotation is Any or annotation is pulumi.Output or typing.get_origin(annotation) is pulumi.Output:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        return any(_accepts_output(a) or "Awaitable" in str(typing.get_origin(a) or a)
+                   for a in typing.get_args(annotation))
+    return False
+
+
 def _type_issues(value: Any, annotation: Any, path: str) -> Issues:
-    if value is None or _is_output(value):
+    if value is None:
         return []
+    if _is_output(value):
+        if _accepts_output(annotation):
+            return []
+        return [(path, "must be a plain value, not a pulumi.Output: the component reads it while it is "
+                       "built (resolve it first, or pass a value known before deployment)")]
     annotation = _unwrap(annotation)
     origin = typing.get_origin(annotation)
     if typing.is_typeddict(annotation):
@@ -113,6 +131,11 @@ def argument_issues(args: Any, args_type: type, prefix: str = "") -> Issues:
     return issues
 
 
+def _top(path: str) -> str:
+    """The argument a path starts with (``labels`` for ``labels.team``, ``taints`` for ``taints[0].key``)."""
+    return path.split(".", 1)[0].split("[", 1)[0]
+
+
 # ---- the component base -------------------------------------------------------------------
 
 
@@ -153,12 +176,23 @@ class LibraryComponent(pulumi.ComponentResource):
     def check(cls, name: str, args: Any) -> Issues:
         """Every problem with ``args`` for a component named ``name``, without building anything.
 
-        Unknown, missing and mistyped arguments first; when there are none, the
-        component's own rules (:meth:`issues`). A program that reads its
+        Unknown, missing and mistyped arguments (a ``pulumi.Output`` where a plain value is
+        needed among them), then the component's own rules (:meth:`issues`) over the arguments
+        that are well typed: both kinds in one list. A program that reads its
         arguments from elsewhere runs this once, up front, to report every
         problem before any resource is registered.
         """
-        return argument_issues(args, cls.args_type()) or cls.issues(name, args)
+        type_issues = argument_issues(args, cls.args_type())
+        if not isinstance(args, Mapping):
+            return type_issues
+        # The rules run over the well-typed arguments only, so one run reports both kinds of problem.
+        mistyped = {_top(path) for path, _ in type_issues}
+        clean = {k: v for k, v in args.items() if k not in mistyped}
+        try:
+            rules = cls.issues(name, clean)
+        except (KeyError, TypeError, ValueError, AttributeError, LookupError):
+            rules = []  # a rule that needs a mistyped or missing argument: its type problem is reported
+        return type_issues + [i for i in rules if _top(i[0]) not in mistyped and i not in type_issues]
 
     def fail_on(self, issues: Issues) -> None:
         """Raise :class:`ComponentArgsError` naming this component when there are any issues."""

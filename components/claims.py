@@ -24,7 +24,8 @@ import pulumi
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
-from . import catalog, device_selectors
+from . import catalog, device_selectors, mig_geometry
+from .argument_rules import at_least, device_count_issues
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent
 from .node_selection import is_dns_subdomain
 
@@ -222,8 +223,7 @@ def _alternative_issues(alt: Mapping[str, Any], path: str, classes: Mapping[str,
         issues.append((f"{path}.name", "required: each firstAvailable alternative is named"))
     if alt.get("name") and not _DNS_LABEL.match(str(alt["name"])):
         issues.append((f"{path}.name", f"{alt['name']!r} is not a DNS label"))
-    if int(alt.get("count", 1)) < 1:
-        issues.append((f"{path}.count", "must be 1 or more"))
+    issues += device_count_issues(alt.get("count", 1), f"{path}.count")
     device_class = alt.get("device_class")
     if device_class in classes:
         driver = classes[device_class].get("driver", device_selectors.NVIDIA_DRIVER)
@@ -280,6 +280,10 @@ def mig_issues(mig: Mapping[str, Any], path: str) -> Issues:
             issues.append((f"{path}.slices[{i}].profile",
                            f"{piece.get('profile')!r} is not a MIG profile of {model.type}; "
                            f"accepted: {', '.join(model.mig_profiles)}"))
+    if slices and not issues:  # every slice comes from one GPU (matchAttribute parentUUID)
+        problem = mig_geometry.layout_problem(model.type, [str(piece["profile"]) for piece in slices])
+        if problem:
+            issues.append((f"{path}.slices", problem))
     return issues
 
 
@@ -289,6 +293,7 @@ def device_class_issues(name: str, spec: Mapping[str, Any], path: str) -> Issues
         issues.append((path, "a DeviceClass name is a DNS subdomain: lowercase letters, digits, '-' and '.'"))
     if name in catalog.DRIVER_DEVICE_CLASSES:
         issues.append((path, f"{name} is created by a DRA driver; choose another name"))
+    issues += [(f"{path}.{key}", message) for key, message in at_least(spec, "min_memory_gi", 1, " GiB")]
     driver = spec.get("driver", device_selectors.NVIDIA_DRIVER)
     if driver not in DRIVERS:
         issues.append((f"{path}.driver", f"{driver!r} is not one of {', '.join(DRIVERS)}"))

@@ -11,7 +11,8 @@ claim alternative can match them) read the same attributes:
   ``resource.kubernetes.io/pciBusID`` / ``pcieRoot``; capacity ``memory`` is
   the NVML total (``published_memory_mib``).
 - MIG: each GPU partitioned into the given slices, as many copies of the set
-  as fit in the GPU's seven compute slices; each slice is a device
+  as fit the GPU's real slice geometry (:mod:`mig_geometry`; none when not even
+  one set fits); each slice is a device
   ``gpu-<i>-mig-<profile>-<k>`` with ``type: mig``, ``profile``,
   ``parentUUID``, ``parentIndex``, ``index`` and the parent's product
   attributes; capacity ``memory`` is the profile's nominal size.
@@ -26,26 +27,25 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from . import catalog, device_selectors
+from . import catalog, device_selectors, mig_geometry
 
 #: Versions on the GPU nodes (seed 000's ResourceSlice: GKE COS driver 580 with CUDA 13).
 NVIDIA_DRIVER_VERSION = "580.126.20"
 CUDA_DRIVER_VERSION = "13.0.0"
-#: An A100/H100/H200 has seven MIG compute slices.
-MIG_COMPUTE_SLICES = 7
+#: An A100/H100/H200 has seven MIG compute slices (and eight memory slices: see mig_geometry).
+MIG_COMPUTE_SLICES = mig_geometry.COMPUTE_SLICES
 
 Entry = dict[str, Any]
 
 
-def mig_sets_per_gpu(profiles: Sequence[str]) -> int:
-    """How many copies of this set of MIG slices one GPU holds (at least one)."""
-    per_set = sum(int(p.split("g.")[0]) for p in profiles)
-    return max(1, MIG_COMPUTE_SLICES // max(per_set, 1))
+def mig_sets_per_gpu(profiles: Sequence[str], accelerator_type: str) -> int:
+    """How many copies of this set of MIG slices one GPU of this type holds (0: not even one fits)."""
+    return mig_geometry.copies_per_gpu(accelerator_type, profiles)
 
 
-def mig_partition(profiles: Sequence[str]) -> list[str]:
-    """The slices one GPU is cut into: as many copies of the requested set as fit."""
-    return list(profiles) * mig_sets_per_gpu(profiles)
+def mig_partition(profiles: Sequence[str], accelerator_type: str, sets: int | None = None) -> list[str]:
+    """The slices one GPU is cut into: as many copies of the requested set as fit (or ``sets`` copies)."""
+    return list(profiles) * (mig_sets_per_gpu(profiles, accelerator_type) if sets is None else sets)
 
 
 def _uuid(*parts: str) -> str:
@@ -65,13 +65,16 @@ def gpu_attributes(model: catalog.GpuModel) -> Entry:
 
 
 def gpu_entries(cluster: str, node: str, model: catalog.GpuModel, count: int,
-                mig_profiles: Sequence[str] | None = None) -> list[Entry]:
-    """The NVIDIA driver's devices on one node with ``count`` GPUs (MIG slices when profiles are given)."""
+                mig_profiles: Sequence[str] | None = None, mig_sets: int | None = None) -> list[Entry]:
+    """The NVIDIA driver's devices on one node with ``count`` GPUs (MIG slices when profiles are given).
+
+    ``mig_sets`` fixes the copies of the slice set per GPU (default: as many as the geometry holds).
+    """
     entries: list[Entry] = []
     for i in range(count):
         gpu_uuid = f"GPU-{_uuid(cluster, node, f'gpu-{i}')}"
         if mig_profiles:
-            for k, profile in enumerate(mig_partition(mig_profiles)):
+            for k, profile in enumerate(mig_partition(mig_profiles, model.type, mig_sets)):
                 memory_gb = int(profile.split(".")[1].removesuffix("gb"))
                 entries.append({
                     "name": f"gpu-{i}-mig-{profile.replace('.', '')}-{k}",
@@ -119,11 +122,11 @@ def tpu_entries(cluster: str, node: str, model: catalog.TpuModel, count: int) ->
 
 
 def published(cluster: str, node: str, accelerator_type: str, count: int,
-              mig_profiles: Sequence[str] | None = None) -> tuple[str, list[Entry]]:
+              mig_profiles: Sequence[str] | None = None, mig_sets: int | None = None) -> tuple[str, list[Entry]]:
     """``(driver, entries)`` of a node carrying ``count`` of this catalog accelerator; raises for an unknown type."""
     model = catalog.accelerator(accelerator_type)
     if model is None:
         raise ValueError(f"unknown accelerator type {accelerator_type!r}")
     if isinstance(model, catalog.GpuModel):
-        return device_selectors.NVIDIA_DRIVER, gpu_entries(cluster, node, model, count, mig_profiles)
+        return device_selectors.NVIDIA_DRIVER, gpu_entries(cluster, node, model, count, mig_profiles, mig_sets)
     return device_selectors.TPU_DRIVER, tpu_entries(cluster, node, model, count)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from . import catalog, clouds
+from .argument_rules import at_least, disk_size_issues
 from .base import Issues
 from .node_selection import TAINT_EFFECTS, NodeTaint, label_key_problem, label_value_problem
 from .wiring_keys import PoolSpec
@@ -95,7 +96,8 @@ def scaling_issues(args: Mapping[str, Any]) -> Issues:
 
 def common_pool_issues(args: Mapping[str, Any]) -> Issues:
     issues = [*scaling_issues(args), *label_issues(args.get("labels") or {}),
-              *taint_issues(args.get("taints") or [])]
+              *taint_issues(args.get("taints") or []), *disk_size_issues(args),
+              *at_least(args, "accelerator_count", 1)]
     if args.get("on_demand_fallback") and args.get("spot", True):
         issues.append(("on_demand_fallback", "an on-demand fallback pool needs spot: false"))
     return issues

@@ -33,6 +33,7 @@ from pulumi_kubernetes.meta.v1 import LabelSelectorArgs, ObjectMetaArgs
 from pulumi_kubernetes.policy import v1 as policy_v1
 
 from . import clouds, entrypoint, pins, sizing
+from .argument_rules import namespace_issues, port_issues, workload_number_issues
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent, resolved
 from .errors import UnknownCloudError
 from .pool_args import Taint, taint_issues, taints_of
@@ -349,6 +350,7 @@ def workload_issues(args: Mapping[str, Any]) -> Issues:
     if args.get("namespace") in RESERVED_NAMESPACES:
         issues.append(("namespace", f"{args['namespace']} belongs to Kubernetes; give workloads a namespace "
                                     "of their own"))
+    issues += namespace_issues(args.get("namespace")) + workload_number_issues(args)
     servers = args.get("mig_servers")
     if servers is None and not args.get("model"):
         issues.append(("model", "required: the Hugging Face model id to serve"))
@@ -358,7 +360,7 @@ def workload_issues(args: Mapping[str, Any]) -> Issues:
         for j, arg in enumerate(server.get("extra_args") or []):
             if entrypoint.conflicting_flags([arg]):
                 issues.append((f"mig_servers[{i}].extra_args[{j}]", f"{arg!r} is set by the workload itself"))
-    ports = [p.port for p in served_ports(args)]
+    ports = [p.port for p in served_ports(args) if not port_issues(p.port, "")]
     if len(set(ports)) != len(ports):
         issues.append(("mig_servers", "each slice serves on its own port; ports must differ"))
     if args.get("gpu_memory_utilization") is not None and family == "tpu":

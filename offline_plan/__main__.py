@@ -24,21 +24,28 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from offline_plan import comment_size, planjson, summary
 from offline_plan import manifests as manifest_mod
-from offline_plan import planjson, summary
 from offline_plan.run import ROOT, PlanRun, run_stack_file
 from stacks.loader import ConfigError
+from stacks.stack_files import StackNameError, output_dir, stack_name_argument
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make plan", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: plans Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument,
+                        help="stack name: plans Pulumi.<stack>.yaml")
     parser.add_argument("--out", default=str(ROOT / "build"), help="output folder (default: build/)")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml (default: the project)")
     parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated placement")
     args = parser.parse_args(argv)
-    out_dir = Path(args.out) / args.stack
+    try:
+        out_root = Path(args.out)
+        out_dir = output_dir(args.stack, out_root)
+    except StackNameError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     try:
         with EarlyPack(enabled=not args.no_policy) as pack:
@@ -46,26 +53,29 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_stack_file(args.stack, Path(args.stack_dir))
             except FileNotFoundError as exc:
                 print(f"error: {exc}", file=sys.stderr)
-                set_aside_stale(out_dir, str(exc))
+                set_aside_stale(out_root, args.stack, str(exc))
                 return 2
             except ConfigError as exc:
                 print(f"Pulumi.{args.stack}.yaml: {exc}", file=sys.stderr)
-                set_aside_stale(out_dir, f"Pulumi.{args.stack}.yaml is not a valid stack config")
+                set_aside_stale(out_root, args.stack, f"Pulumi.{args.stack}.yaml is not a valid stack config")
                 return 2
             return write_plan(run, out_dir, policy=not args.no_policy,
                               simulate=not args.no_simulate, pack=pack)
     except (Exception, KeyboardInterrupt) as exc:
-        set_aside_stale(out_dir, f"the plan stopped with {type(exc).__name__}: {exc}")
+        set_aside_stale(out_root, args.stack, f"the plan stopped with {type(exc).__name__}: {exc}")
         raise
 
 
-def set_aside_stale(out_dir: Path, reason: str) -> None:
-    """Move the outputs of an earlier plan to ``<out_dir>.failed/`` with a ``FAILED`` note saying why.
+def set_aside_stale(out_root: Path, stack: str, reason: str) -> None:
+    """Move the outputs of an earlier plan (``<out_root>/<stack>/``) to ``<stack>.failed/`` with a ``FAILED`` note.
 
     Nothing is left at ``out_dir`` that a reviewer, a script or the offline diff could read
     as the result of the plan that just failed. Without earlier outputs nothing is written.
+    The folder is :func:`stacks.stack_files.output_dir`'s (checked here, where it is renamed): a stack
+    name that is a path raises StackNameError and nothing moves.
     """
-    if not out_dir.exists():
+    out_dir = output_dir(stack, out_root)
+    if not out_dir.is_dir():
         return
     failed = out_dir.with_name(out_dir.name + ".failed")
     shutil.rmtree(failed, ignore_errors=True)
@@ -149,7 +159,11 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         (staging / "plan.json").write_text(planjson.dumps(document))
         for m in found:
             (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
-        (staging / "summary.md").write_text(summary.render(run, objects, schema, sections))
+        report = summary.render(run, objects, schema, sections)
+        if comment_size.was_cut(report):
+            print(f"note: summary.md is cut to GitHub's {comment_size.GITHUB_COMMENT_LIMIT:,}-character comment limit",
+                  file=sys.stderr)
+        (staging / "summary.md").write_text(report)
         _swap_in(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

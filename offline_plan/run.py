@@ -325,16 +325,24 @@ class StackFile:
 
 
 def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
-    path = root / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        available = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
-        raise FileNotFoundError(f"no stack file {path.name}; stacks here: {', '.join(available)}")
-    from stacks.loader import ConfigError
+    """``Pulumi.<stack>.yaml`` under ``root``, read within :data:`input_files.STACK_FILE`'s limits.
 
+    Raises StackNameError for a name that is no stack name (it would be a path), FileNotFoundError
+    when there is no such stack file, and ConfigError for a file that cannot be read or is not shaped
+    like a stack file.
+    """
+    import input_files
+    from stacks.loader import ConfigError
+    from stacks.stack_files import check_stack_name
+
+    path = Path(root) / f"Pulumi.{check_stack_name(stack)}.yaml"
+    if not path.exists():
+        available = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in Path(root).glob("Pulumi.*.yaml"))
+        raise FileNotFoundError(f"no stack file {path.name}; stacks here: {', '.join(available)}")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError([_yaml_issue(exc)]) from None
+        data = input_files.read_yaml(path, input_files.STACK_FILE) or {}
+    except input_files.InputFileError as exc:
+        raise ConfigError([(exc.where, exc.reason)]) from None
     if not isinstance(data, dict):
         raise ConfigError([("(top level)", f"must be a mapping with a `config:` key, found {type(data).__name__}")])
     if not isinstance(data.get("config") or {}, dict):
@@ -360,21 +368,20 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
     return StackFile(namespace_config, other, tuple(secret_keys), tuple(encrypted))
 
 
-def _yaml_issue(exc: yaml.YAMLError) -> tuple[str, str]:
-    """A YAML syntax error as (position, message), without the parser's traceback."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    context_mark = getattr(exc, "context_mark", None)
-    if context and context_mark is not None:
-        problem += f" ({context} at line {context_mark.line + 1})"
-    return where, f"not valid YAML: {problem}"
-
-
 def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:
-    """Plan a shipped stack (``Pulumi.<stack>.yaml``)."""
+    """Plan a shipped stack (``Pulumi.<stack>.yaml``).
+
+    The project's keys are validated before anything else is encoded for the program: a config the
+    model refuses raises ConfigError (with every problem) before the other namespaces' values are
+    JSON-encoded and handed to the Pulumi runtime.
+    """
+    from stacks.loader import ConfigError, parse_stack_config
+
     stack_file = read_stack_file(stack, root)
+    try:
+        parse_stack_config(dict(stack_file.namespace_config), checks=False)
+    except ConfigError:
+        parse_stack_config(dict(stack_file.namespace_config))  # raises again, with the rules' problems too
     run = run_program(
         stack_file.namespace_config,
         other_config=stack_file.other_config,

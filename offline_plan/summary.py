@@ -8,6 +8,7 @@ from typing import Any
 from gpu_fungibility import catalog
 
 from offline_plan import node_sizes
+from offline_plan.comment_size import fit_comment
 from offline_plan.manifests import SchemaResult
 from offline_plan.run import PlanRun
 
@@ -18,7 +19,8 @@ def render(run: PlanRun, objects: list[dict[str, Any]], schema: list[SchemaResul
     parts = [_header(run), _resources(run), _diagnostics(run), _fallback_chain(cfg),
              _fungibility(cfg, objects), node_sizes.render(cfg, objects), _schemas(schema)]
     parts += [f"## {title}\n\n{body.strip()}\n" for title, body in sections]
-    return "\n".join(p for p in parts if p).rstrip() + "\n"
+    return fit_comment("\n".join(p for p in parts if p).rstrip() + "\n",
+                       "plan.json and manifests/ beside this file hold every resource.")
 
 
 def _header(run: PlanRun) -> str:

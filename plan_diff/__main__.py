@@ -15,23 +15,29 @@ import json
 import sys
 from pathlib import Path
 
+from offline_plan.comment_size import fit_comment
 from plan_diff import render
 from plan_diff.compare import compare
-from plan_diff.planning import DiffError, plan_both
+from plan_diff.planning import DiffError, Interrupted, plan_both
+from stacks.stack_files import StackNameError, output_dir, stack_name_argument
 
 PROJECT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make diff", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument, help="stack name: Pulumi.<stack>.yaml")
     parser.add_argument("--base", help="git ref to compare against (default: origin/main, else HEAD)")
     parser.add_argument("--json", action="store_true", help="print pulumi-preview-shaped JSON instead of a table")
     parser.add_argument("--project", default=str(PROJECT), help="project folder (default: this project)")
     parser.add_argument("--out", help="folder for <stack>/diff.md and diff.json (default: <project>/build)")
     args = parser.parse_args(argv)
     project = Path(args.project).resolve()
-    out_dir = Path(args.out or project / "build") / args.stack
+    try:
+        out_dir = output_dir(args.stack, Path(args.out or project / "build"))
+    except StackNameError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     try:
         plans = plan_both(project, args.stack, args.base)
@@ -40,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
             (out_dir / stale).unlink(missing_ok=True)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"plan_diff: stopped by signal {exc.signum}; the base worktree and temporary folders are removed",
+              file=sys.stderr)
+        raise
 
     diff = compare(plans.base, plans.head)
     meta = render.Meta(args.stack, plans.base_ref, plans.base_commit, notes=plans.notes)
@@ -49,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     document = render.preview_json(diff, meta)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "diff.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    (out_dir / "diff.md").write_text(render.markdown(diff, meta))
+    (out_dir / "diff.md").write_text(fit_comment(render.markdown(diff, meta), "diff.json beside this file holds "
+                                                                              "every change."))
     if args.json:
         print(json.dumps(document, indent=2, sort_keys=True))
     else:

@@ -15,9 +15,11 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -54,6 +56,44 @@ except Exception as exc:
     sys.exit(2)
 out.write_text(planjson.dumps(planjson.plan_document(run)))
 """
+
+
+class Interrupted(SystemExit):
+    """SIGTERM / SIGHUP / SIGINT arrived: raised where the plan is, so every ``finally`` cleans up.
+
+    Exits 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C), as a shell reports a process
+    the signal ended.
+    """
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(128 + signum)
+
+
+@contextmanager
+def stops_cleanly() -> Iterator[None]:
+    """Turn SIGTERM, SIGHUP and SIGINT into :class:`Interrupted` while the block runs (main thread only).
+
+    A cancelled CI job or ``timeout`` sends SIGTERM, whose default action ends Python at once: the
+    base worktree would stay registered in the repository and the temporary folders behind. Once
+    one signal arrived, further ones are ignored until the cleanup is done.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+    def stop(signum: int, _frame: object) -> None:
+        for each in caught:
+            signal.signal(each, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    previous = {each: signal.signal(each, stop) for each in caught}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 class DiffError(Exception):
@@ -111,11 +151,14 @@ def base_worktree(project: Path, commit: str) -> Iterator[Path]:
             raise DiffError(f"cannot check out BASE {commit[:12]}: {exc.stderr.strip()}", side="base") from None
         yield tree / inside
     finally:
+        # A stop during `worktree add` leaves it locked ("initializing"): unlock, then remove (-f -f: locked too).
+        subprocess.run(["git", "-C", str(toplevel), "worktree", "unlock", str(tree)], capture_output=True)
         if tree.exists():
-            subprocess.run(["git", "-C", str(toplevel), "worktree", "remove", "--force", str(tree)],
+            subprocess.run(["git", "-C", str(toplevel), "worktree", "remove", "--force", "--force", str(tree)],
                            capture_output=True)
-        subprocess.run(["git", "-C", str(toplevel), "worktree", "prune"], capture_output=True)
         shutil.rmtree(holder, ignore_errors=True)
+        # After the folder is gone, prune drops a registration that `remove` could not (a stop mid-add).
+        subprocess.run(["git", "-C", str(toplevel), "worktree", "prune"], capture_output=True)
 
 
 def import_path(tree: Path, shim: Path) -> list[str]:
@@ -207,7 +250,16 @@ def _read(run: _Run) -> dict[str, Any]:
 
 
 def plan_both(project: Path, stack: str, base: str | None) -> Plans:
-    """Plan ``stack`` at ``base`` and in the working tree; raises DiffError saying which side failed."""
+    """Plan ``stack`` at ``base`` and in the working tree; raises DiffError saying which side failed.
+
+    Stopped by a signal, it removes the base worktree and its temporary folders, stops both plans and
+    raises :class:`Interrupted`.
+    """
+    with stops_cleanly():
+        return _plan_both(project, stack, base)
+
+
+def _plan_both(project: Path, stack: str, base: str | None) -> Plans:
     base_ref, commit = resolve_base(project, base)
     key = secrets.token_hex(32)  # digests comparable between the two plans, meaningless after
     stack_file = f"Pulumi.{stack}.yaml"

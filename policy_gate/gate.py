@@ -8,7 +8,6 @@ enforcement level and properties (the pack's defaults, overridden by a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,49 +71,65 @@ def read_policy_config(source: Mapping[str, Any] | str | Path | None) -> dict[st
         return {}
     if isinstance(source, Mapping):
         return dict(source)
+    import input_files
+
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise GateError(f"{path}: no such policy config file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GateError(f"{path}: policy config is not valid JSON ({exc})") from None
+        data = input_files.read_json(path, input_files.POLICY_CONFIG)
+    except input_files.InputFileError as exc:
+        raise GateError(f"policy config {exc}") from None
     if not isinstance(data, Mapping):
         raise GateError(f"{path}: policy config must be a JSON object keyed by policy name")
     return dict(data)
 
 
-def _level(value: Any, where: str) -> str:
+def _level(value: Any, where: str, problems: list[str]) -> str | None:
     if not isinstance(value, str) or value not in LEVELS:
-        raise GateError(f"policy config {where}: enforcement level must be one of {', '.join(LEVELS)}, got {value!r}")
+        problems.append(f"{where}: enforcement level must be one of {', '.join(LEVELS)}, got {value!r}")
+        return None
     return value
 
 
 def resolve_config(info: PackInfo, user: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Each policy's (level, properties): defaults, then the pack's initial config, then ``all``, then per policy."""
+    """Each policy's (level, properties): defaults, then the pack's initial config, then ``all``, then per policy.
+
+    Every problem of the config (unknown policies, bad levels, entries of the wrong shape, properties
+    the policy does not declare) is reported at once, in one GateError.
+    """
     names = {p.name for p in info.policies}
-    unknown = sorted(set(user) - names - {"all"})
+    problems: list[str] = []
+    unknown = sorted(str(k) for k in set(user) - names - {"all"})
     if unknown:
-        raise GateError(f"policy config names unknown policies: {', '.join(unknown)} "
-                        f"(known: {', '.join(sorted(names))})")
+        problems.append(f"names unknown policies: {', '.join(unknown)} (known: {', '.join(sorted(names))})")
+    everyone = _level(user["all"], "all", problems) if "all" in user else None
     resolved: dict[str, tuple[str, dict[str, Any]]] = {}
     for policy in info.policies:
         level, properties = policy.level, {}
         initial_level, initial_props = info.initial_config.get(policy.name, (None, {}))
         level = initial_level or level
         properties.update(initial_props)
-        if "all" in user:
-            level = _level(user["all"], "all")
+        level = everyone or level
         entry = user.get(policy.name)
         if isinstance(entry, str):
-            level = _level(entry, policy.name)
+            level = _level(entry, policy.name, problems) or level
         elif isinstance(entry, Mapping):
             if "enforcementLevel" in entry:
-                level = _level(entry["enforcementLevel"], f"{policy.name}.enforcementLevel")
-            properties.update({k: v for k, v in entry.items() if k != "enforcementLevel"})
+                level = _level(entry["enforcementLevel"], f"{policy.name}.enforcementLevel", problems) or level
+            given = {k: v for k, v in entry.items() if k != "enforcementLevel"}
+            undeclared = sorted(str(k) for k in set(given) - set(policy.config_properties))
+            if undeclared:
+                accepted = ", ".join(policy.config_properties) or "none"
+                problems.append(f"{policy.name}: unknown properties {', '.join(undeclared)} (accepted: {accepted})")
+            properties.update(given)
         elif entry is not None:
-            raise GateError(f"policy config {policy.name}: expected a level or an object, got {type(entry).__name__}")
+            problems.append(f"{policy.name}: expected a level or an object, got {type(entry).__name__}")
         resolved[policy.name] = (level, properties)
+    if problems:
+        count = len(problems)
+        raise GateError(f"policy config: {count} problem{'s' if count != 1 else ''}:\n"
+                        + "\n".join(f"  - {p}" for p in problems))
     return resolved
 
 

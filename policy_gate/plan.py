@@ -9,7 +9,6 @@ appears in several steps (replacements) the last state wins.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,17 +46,17 @@ def type_of(urn: str) -> str:
 def read_plan(source: Mapping[str, Any] | str | Path) -> dict[str, Any]:
     if isinstance(source, Mapping):
         return dict(source)
+    import input_files
+
     path = Path(source)
-    if not path.is_file():
+    if path.is_dir() or not path.exists():
         problem = "is a directory" if path.is_dir() else "no such file"
         raise PlanError(f"{path}: {problem}; give a plan file: build/<stack>/plan.json from "
                         "`make plan STACK=<stack>`, or the output of `pulumi preview --json`")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not a text file") from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        data = input_files.read_json(path, input_files.PREVIEW_JSON)
+    except input_files.InputFileError as exc:
+        raise PlanError(str(exc)) from None
     if not isinstance(data, Mapping):
         raise PlanError(f"{path}: expected a JSON object with a 'steps' list, found {type(data).__name__}")
     return dict(data)

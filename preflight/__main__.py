@@ -50,8 +50,11 @@ MAX_LISTED = 8  # failed calls listed when nothing could be checked
 
 def main(argv: list[str] | None = None, *, policy: CallPolicy | None = None) -> int:
     """Run the preflight; ``policy`` overrides the deadlines and retries (tests use short ones)."""
+    from stacks.stack_files import stack_name_argument
+
     parser = argparse.ArgumentParser(prog="make preflight", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: checks Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument,
+                        help="stack name: checks Pulumi.<stack>.yaml")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--deadline", type=_seconds, default=CallPolicy.run_seconds, metavar="SECONDS",

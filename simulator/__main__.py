@@ -13,15 +13,19 @@ import contextlib
 import io
 import json
 import sys
+from pathlib import Path
 
 from simulator.engine import SimulationError, simulate
 from simulator.render import render_table, to_json
 from simulator.workloads import pod_specs
+from stacks.stack_files import stack_name_argument
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="make simulate", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: simulates Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument,
+                        help="stack name: simulates Pulumi.<stack>.yaml")
+    parser.add_argument("--stack-dir", help="folder holding Pulumi.<stack>.yaml (default: the project)")
     parser.add_argument("--replicas", help="replicas per workload, 0 or more (default: each workload's own)")
     parser.add_argument("--workload", help="give --replicas to this workload only; the others keep theirs")
     parser.add_argument("--stockout", default="", help="comma-separated pools that cannot add nodes")
@@ -35,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.replicas is not None:
         count = args.replicas.strip()
-        if not count.isdigit():
+        if not (count.isascii() and count.isdigit()):  # isdigit alone accepts '²' and other digits
             print(f"error: --replicas must be a whole number, 0 or more (e.g. 3); got {args.replicas!r}",
                   file=sys.stderr)
             return 2
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     captured = io.StringIO()
     try:
         with contextlib.redirect_stdout(captured):  # keep stdout for the result (JSON must parse)
-            run = run_stack_file(args.stack)
+            run = run_stack_file(args.stack, *([Path(args.stack_dir)] if args.stack_dir else []))
     except FileNotFoundError as exc:
         print(f"error: unknown stack {args.stack!r}: {exc}", file=sys.stderr)
         return 2

@@ -41,7 +41,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpu_fungibility import clouds, sizing
+from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
 from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
@@ -130,6 +130,11 @@ class Simulation:
         major, minor = (int(x) for x in cfg.cluster.minor_version.split("."))
         self.scores_prioritized_list = (major, minor) >= (1, 35)
         self.builder = ClusterBuilder(cfg)
+        for pool_name, layout in self.builder.mig.items():  # never round an over-full GPU up to one set
+            problem = mig_geometry.layout_problem(cfg.node_pools[pool_name].accelerator.type, layout)
+            if problem:
+                raise SimulationError(f"pool {pool_name}: its GPUs cannot be cut into the MIG slices its "
+                                      f"workloads ask for: {problem}")
         self.pools = [SimPool(name, cfg.node_pools[name], i, name in stockout)
                       for i, name in enumerate(pool_priority_order(cfg))]
         self.templates = [self.builder.node(p.name, 0, template=True) for p in self.pools]

@@ -125,6 +125,7 @@ POOL_PATHS = {
     "autoscaling.min_nodes": "autoscaling.min",
     "autoscaling.max_nodes": "autoscaling.max",
     "node_group_name": "",
+    "node_pool_name": "",
     "resource_labels": "/cluster.labels",
     "tags": "/cluster.labels",
     "location": "/cluster.location",
@@ -628,7 +629,10 @@ def pods_per_node(cfg: StackConfig, name: str) -> int:
     if wl.mig and wl.pool:
         users = [w for w in cfg.workloads.values() if w.mig and w.pool == wl.pool]
         profiles = [piece.profile for w in users for piece in w.mig or []]
-        return cfg.node_pools[wl.pool].accelerator.count * devices.mig_sets_per_gpu(profiles) * len(users)
+        pool = cfg.node_pools[wl.pool]
+        # A layout that does not fit (0 sets) is reported by the rules; size as if one set did.
+        sets = max(1, devices.mig_sets_per_gpu(profiles, pool.accelerator.type))
+        return pool.accelerator.count * sets * len(users)
     return 1
 
 

@@ -239,7 +239,7 @@ class NodePool(Model):
     on_demand_fallback: bool = False
     dra: bool = True
     autoscaling: Autoscaling = Autoscaling()
-    disk_size_gb: int = Field(default=200, ge=50)
+    disk_size_gb: int = 200  # at least 50: the pool component's rule
     zones: list[str] | None = None
     labels: dict[str, str] = {}
     taints: list[Taint] = []
@@ -276,7 +276,7 @@ class ServiceConfig(Model):
 
     type: Literal["ClusterIP", "LoadBalancer"] = "ClusterIP"
     public: bool = False
-    port: int = Field(default=8000, ge=1, le=65535)
+    port: int = 8000  # 1-65535: the workload component's rule
 
     @model_validator(mode="after")
     def _public_needs_lb(self) -> ServiceConfig:
@@ -291,7 +291,7 @@ class MigSlice(Model):
     name: Name
     profile: str
     model: str
-    port: int = Field(ge=1, le=65535)
+    port: int  # 1-65535: the workload component's rule
     extra_args: list[str] = []
 
 
@@ -325,12 +325,14 @@ class Workload(Model):
     shared_claim: str | None = None
     model: str | None = Field(default=None, min_length=1)  # required unless mig slices name their own
     image: str | None = None  # default: DEFAULT_GPU_IMAGE / DEFAULT_TPU_IMAGE
-    replicas: int = Field(default=1, ge=0)
-    max_model_len: int | None = Field(default=None, ge=1)
-    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    # Ranges of replicas (>= 0), maxModelLen (>= 1), gpuMemoryUtilization ((0, 1]) and the ports (1-65535)
+    # are the workload component's rules (gpu_fungibility.argument_rules), reported with these key paths.
+    replicas: int = 1
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
     min_accelerator_memory_gi: int | None = Field(default=None, ge=1)
     namespace: Name = "inference"
-    port: int = Field(default=8000, ge=1, le=65535)
+    port: int = 8000
     extra_args: list[str] = []
     service: ServiceConfig = ServiceConfig()
     mig: list[MigSlice] | None = None
@@ -354,7 +356,7 @@ class DeviceClassConfig(Model):
     """A DeviceClass the stack creates (seed 002's ``high-memory-gpu``)."""
 
     driver: Literal["gpu.nvidia.com", "tpu.google.com"] = "gpu.nvidia.com"
-    min_memory_gi: int | None = Field(default=None, ge=1)
+    min_memory_gi: int | None = None  # >= 1: the claims component's rule
     product_names: list[str] = []
     architectures: list[str] = []
     expressions: list[str] = []  # extra CEL, ANDed

@@ -75,6 +75,8 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
         issues.extend(_issues_from(exc))
+        if checks:
+            issues += _issues_beside(data, exc, issues)
         raise ConfigError(issues) from None
     if checks:
         issues += config_issues(config)
@@ -90,6 +92,70 @@ def config_issues(config: StackConfig) -> list[tuple[str, str]]:
     from stacks.rules import cross_field_issues
 
     return list(dict.fromkeys([*cross_field_issues(config), *composition_issues(config)]))
+
+
+_REPAIR_ROUNDS = 8
+#: Required keys whose refused value is replaced, not removed, to check the rest: nothing else reads them.
+_STAND_INS = {("cluster", "name"): "stand-in-cluster-name"}
+
+
+def _issues_beside(data: dict[str, Any], exc: ValidationError, reported: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The other problems of a config the model refused: label, taint, range and cross-key ones.
+
+    The refused parts are taken out (a key that has a default falls back to it; an entry without one,
+    such as a pool missing its accelerator, is left out whole) until the rest parses; then the rules
+    and the components' checks run over it. Problems at or under a path already reported are dropped,
+    so a fallen-back default never adds a second message to a key that has one.
+    """
+    import copy
+
+    trimmed = copy.deepcopy(data)
+    error = exc
+    for _ in range(_REPAIR_ROUNDS):
+        if not all(_drop(trimmed, err["loc"], err["type"]) for err in error.errors()):
+            return []
+        try:
+            partial = StackConfig.model_validate(trimmed)
+            break
+        except ValidationError as again:
+            error = again
+    else:
+        return []
+    try:
+        found = config_issues(partial)
+    except Exception:  # a rule that cannot judge a trimmed config adds nothing
+        return []
+    taken = [path for path, _ in reported]
+    return [(path, message) for path, message in found
+            if not any(_overlaps(path, other) for other in taken)]
+
+
+def _drop(data: Any, loc: tuple, kind: str) -> bool:
+    """Remove what ``loc`` points at (its entry, when missing or a list item); False when nothing can go."""
+    path = [p for p in loc if p != "[key]"]
+    if tuple(path) in _STAND_INS:
+        data.setdefault(path[0], {})[path[1]] = _STAND_INS[tuple(path)]
+        return isinstance(data.get(path[0]), dict)
+    if kind == "missing" and path:
+        path = path[:-1]  # the entry lacking a required key goes whole
+    for index, part in enumerate(path):  # a list item goes with its list (indices stay as written)
+        if isinstance(part, int):
+            path = path[:index]
+            break
+    if len(path) < 2 and not (len(path) == 1 and path[0] != "cluster"):
+        return False  # the cluster itself, or the whole document: nothing left to check beside it
+    node = data
+    for part in path[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return True  # already gone with its parent
+        node = node[part]
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+    return True
+
+
+def _overlaps(path: str, other: str) -> bool:
+    return path == other or path.startswith((other + ".", other + "[")) or other.startswith((path + ".", path + "["))
 
 
 def load_stack() -> LoadedStack:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpu_fungibility import catalog, clouds
+from gpu_fungibility import catalog, clouds, mig_geometry
 from gpu_fungibility.claims import MAX_ALTERNATIVES
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ Issues = list[tuple[str, str]]
 
 def cross_field_issues(cfg: StackConfig) -> Issues:
     issues: Issues = []
-    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads):
+    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools):
         issues.extend(check(cfg))
     return issues
 
@@ -184,3 +184,25 @@ def _workloads(cfg: StackConfig) -> Issues:
 def _memory_gi(pool: NodePool) -> int:
     model = pool.accelerator.model
     return model.memory_gib if isinstance(model, catalog.GpuModel) else model.hbm_gib_per_chip
+
+
+def _shared_mig_pools(cfg: StackConfig) -> Issues:
+    """Every MIG workload on a pool shares each GPU's partition: together their slices must fit one GPU
+    (one workload's own slices are its claim's check)."""
+    users: dict[str, list[str]] = {}
+    for name, wl in cfg.workloads.items():
+        if wl.mig and wl.pool in cfg.node_pools:
+            users.setdefault(wl.pool, []).append(name)
+    issues: Issues = []
+    for pool_name, names in users.items():
+        if len(names) < 2:
+            continue
+        accelerator = cfg.node_pools[pool_name].accelerator.type
+        layout = [piece.profile for n in names for piece in cfg.workloads[n].mig or []]
+        if any(p not in mig_geometry.profiles_of(accelerator) for p in layout):
+            continue  # an unknown profile is the claim's own check
+        problem = mig_geometry.layout_problem(accelerator, layout)
+        if problem:
+            issues.append((f"workloads.{names[-1]}.mig", f"the MIG workloads on pool {pool_name} "
+                                                         f"({', '.join(names)}) share each GPU: {problem}"))
+    return issues

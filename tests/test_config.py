@@ -144,7 +144,7 @@ CORPUS = [
     ("workload-unknown-pool", GKE, [("workloads/vllm/computeClass", DELETE), ("workloads/vllm/pool", "h100")], "workloads.vllm.pool", "no node pool named 'h100'"),
     ("workload-two-placements", GKE, [("workloads/vllm/pool", "a100-80gb")], "workloads.vllm", "exactly one of computeClass, pool or sharedClaim"),
     ("workload-no-model", GKE, [("workloads/vllm/model", DELETE)], "workloads.vllm.model", "required"),
-    ("workload-negative-replicas", GKE, [("workloads/vllm/replicas", -1)], "workloads.vllm.replicas", "greater than or equal to 0"),
+    ("workload-negative-replicas", GKE, [("workloads/vllm/replicas", -1)], "workloads.vllm.replicas", "-1 is below 0"),
     ("memory-floor-above-alternative", GKE, [("workloads/vllm/minAcceleratorMemoryGi", 81)], "workloads.vllm.minAcceleratorMemoryGi", "alternative a100-80gb"),
     ("public-without-loadbalancer", GKE, [("workloads/vllm/service", {"public": True})], "workloads.vllm.service", "type: LoadBalancer"),
     ("public-endpoint-without-allow-list", GKE, [("cluster/controlPlane", {"publicEndpoint": True})], "cluster.controlPlane", "authorizedNetworks"),

@@ -33,7 +33,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
-from gpu_fungibility import clouds
+from gpu_fungibility import clouds, mig_geometry
+from gpu_fungibility.catalog import GPUS
+from gpu_fungibility.device_selectors import MIG_DEVICE_CLASS, MIG_PARENT_ATTRIBUTE
 from gpu_fungibility.node_selection import PodPlacement, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
@@ -132,6 +134,39 @@ def claim_problems(claim: Res) -> list[str]:
         fewest += min(counts) if counts else 0
     if fewest > MAX_DEVICES_PER_CLAIM:
         problems.append(f"it asks for at least {fewest} devices; one claim holds at most {MAX_DEVICES_PER_CLAIM}")
+    return problems + mig_layout_problems(devices)
+
+
+_PROFILE = re.compile(r"\.profile\s*==\s*['\"]([^'\"]+)['\"]")
+_PRODUCT = re.compile(r"productName\s*==\s*['\"]([^'\"]+)['\"]")
+
+
+def mig_layout_problems(devices: Mapping[str, Any]) -> list[str]:
+    """MIG slices a claim takes from one GPU (a ``matchAttribute`` on the parent's UUID) must fit that GPU's
+    real slice geometry (:mod:`gpu_fungibility.mig_geometry`): eight 7g.80gb never come from one A100."""
+    requests = {str(r.get("name")): r for r in devices.get("requests") or [] if isinstance(r, Mapping)}
+    problems = []
+    for constraint in devices.get("constraints") or []:
+        if not isinstance(constraint, Mapping) or constraint.get("matchAttribute") != MIG_PARENT_ATTRIBUTE:
+            continue
+        names = constraint.get("requests") or list(requests)
+        layout, products = [], set()
+        for name in names:
+            body = (requests.get(str(name)) or {}).get("exactly") or {}
+            if not isinstance(body, Mapping) or body.get("deviceClassName") != MIG_DEVICE_CLASS:
+                continue
+            text = " ".join(_selector_expressions(body.get("selectors")))
+            profile, product = _PROFILE.search(text), _PRODUCT.search(text)
+            if profile is None or product is None:
+                break  # a selector this check cannot read: judged by the allocator, not here
+            layout += [profile.group(1)] * max(_count(body), 1)
+            products.add(product.group(1))
+        else:
+            gpu = next((g.type for g in GPUS.values() if products == {g.product_name}), None)
+            problem = mig_geometry.layout_problem(gpu, layout) if gpu and layout else None
+            if problem:
+                problems.append(f"its MIG requests must come from one GPU (matchAttribute {MIG_PARENT_ATTRIBUTE}), "
+                                f"but {problem}")
     return problems
 
 

@@ -5,7 +5,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..stack_view import WORKLOAD_KINDS, Res, dig
+from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Res, dig
+
+_POD_SPEC_PATHS = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
+
+
+def pod_spec_problem(res: Res) -> str | None:
+    """Why a workload object's pod spec cannot be read (``spec`` a string, a list...), or None.
+
+    A rule that skipped such an object would pass it unchecked; the pack reports it instead. Values
+    unknown during a preview are not a problem.
+    """
+    kind = res.kind or res.type.rsplit(":", 1)[-1]
+    if kind not in WORKLOAD_KINDS:
+        return None
+    node: Any = res.props
+    walked: list[str] = []
+    for key in _POD_SPEC_PATHS.get(kind, ("spec", "template", "spec")):
+        value = node.get(key) if isinstance(node, Mapping) else None
+        walked.append(key)
+        if value is None or value == UNKNOWN:
+            return None
+        if not isinstance(value, Mapping):
+            return (f"{'.'.join(walked)} is a {type(value).__name__}, not an object, so its pods cannot be "
+                    "checked (nor created by Kubernetes)")
+        node = value
+    return None
 
 
 def pod_spec(res: Res) -> dict[str, Any] | None:

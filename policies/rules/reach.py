@@ -157,7 +157,8 @@ def _published(accelerator_type: str, count: int, mig: bool) -> tuple[dra_cel.De
     gpu = GPUS.get(accelerator_type)
     profiles = list(gpu.mig_profiles) if (mig and gpu is not None) else None
     try:
-        driver, entries = devices.published("policy", "node", accelerator_type, count, profiles)
+        # One slice of every profile per GPU: what each kind of slice looks like, not a layout that must fit.
+        driver, entries = devices.published("policy", "node", accelerator_type, count, profiles, mig_sets=1)
     except ValueError:
         return None
     return tuple(dra_cel.Device.from_slice_device(driver, e) for e in entries)

@@ -24,7 +24,7 @@ from typing import Any
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from ..stack_view import UNKNOWN, res_of
-from .common import config_list, containers, pod_spec
+from .common import config_list, containers, pod_spec, pod_spec_problem
 
 INTERNAL_LB_ANNOTATIONS = {
     "networking.gke.io/load-balancer-type": "internal",
@@ -103,6 +103,9 @@ def validate_secrets_from_secret_store(args: ResourceValidationArgs, report_viol
     res = res_of(args)
     spec = pod_spec(res)
     if spec is None:
+        problem = pod_spec_problem(res)
+        if problem:
+            report_violation(f"{res.kind} {res.k8s_name}: {problem}", None)
         return
     for container in containers(spec):
         for problem in env_problems(container):

@@ -1,0 +1,224 @@
+"""Read the files a user hands a command (stack YAML, preview JSON, policy config, snapshots) within limits.
+
+Every command reads its input files through :func:`read_yaml` or :func:`read_json`, so a malformed,
+huge or hostile file is an :class:`InputFileError` naming the file and the reason, raised within seconds
+and bounded memory, never a ``RecursionError``, ``UnicodeDecodeError`` or ``MemoryError`` traceback:
+
+- size: the file is read up to ``max_bytes`` + 1 bytes and refused past that; only regular files are
+  opened (a FIFO or ``/dev/zero`` would block or never end);
+- encoding: UTF-8 (a BOM is accepted), no NUL bytes (a binary file);
+- depth: collections nested deeper than ``max_depth`` are refused while parsing, before Python's
+  recursion limit is reached;
+- YAML aliases: the document's size with every alias expanded (an "alias bomb": a few lines that
+  expand to billions of values once anything walks them) is counted while composing and refused past
+  ``max_nodes``; an anchor that refers to itself is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+
+NUL = b"\0"
+
+
+class InputFileError(ValueError):
+    """A file that cannot be read as the command's input; ``str()`` is ``<file>: <reason>``."""
+
+    def __init__(self, path: Path | str, reason: str, where: str = "file"):
+        self.path = str(path)
+        self.reason = reason
+        self.where = where
+        super().__init__(f"{path}: {reason}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How large, deep and (YAML) alias-expanded an input may be."""
+
+    max_bytes: int
+    max_depth: int = 64
+    max_nodes: int = 200_000
+
+    def describe_bytes(self) -> str:
+        return f"{self.max_bytes / 2**20:g} MiB" if self.max_bytes >= 2**20 else f"{self.max_bytes} bytes"
+
+
+#: A Pulumi.<stack>.yaml: a few KB in practice; 1 MiB holds tens of thousands of config lines.
+STACK_FILE = Limits(max_bytes=2**20, max_depth=32, max_nodes=100_000)
+#: A ``pulumi preview --json`` document or an offline plan.json (Kubernetes objects nest about 15 deep).
+PREVIEW_JSON = Limits(max_bytes=256 * 2**20, max_depth=100)
+#: A ``--policy-pack-config`` file.
+POLICY_CONFIG = Limits(max_bytes=2**20, max_depth=32)
+#: A ``kubectl get -o json`` snapshot of a cluster.
+SNAPSHOT_JSON = Limits(max_bytes=512 * 2**20, max_depth=100)
+
+
+def read_text(path: Path | str, limits: Limits) -> str:
+    """The file's text: a regular file, at most ``limits.max_bytes``, UTF-8 without NUL bytes."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputFileError(path, "no such file") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputFileError(path, "is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputFileError(path, "is not a regular file (a device, pipe or socket)")
+    if info.st_size > limits.max_bytes:
+        raise InputFileError(path, f"is {info.st_size} bytes; at most {limits.describe_bytes()} is read")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limits.max_bytes + 1)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > limits.max_bytes:
+        raise InputFileError(path, f"is larger than {limits.describe_bytes()}")
+    if NUL in data:
+        raise InputFileError(path, f"is a binary file (a NUL byte at offset {data.index(NUL)}), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, f"is not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+# ---- JSON --------------------------------------------------------------------------------------------
+
+
+def read_json(path: Path | str, limits: Limits) -> Any:
+    """The file parsed as JSON, within ``limits`` (depth checked without recursion)."""
+    return parse_json(read_text(path, limits), path, limits)
+
+
+def parse_json(text: str, path: Path | str, limits: Limits) -> Any:
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise InputFileError(path, f"nested too deep (more than {limits.max_depth} levels)") from None
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                             where=f"line {exc.lineno}, column {exc.colno}") from None
+    depth = nesting_depth(data, limits.max_depth)
+    if depth > limits.max_depth:
+        raise InputFileError(path, f"nested too deep (more than {limits.max_depth} levels)")
+    return data
+
+
+def nesting_depth(value: Any, stop_after: int) -> int:
+    """How deep lists and mappings nest in ``value`` (iterative; stops counting past ``stop_after``)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list, tuple)):
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > stop_after or id(node) in seen:
+            return max(deepest, stop_after + 1) if id(node) in seen else deepest
+        seen.add(id(node))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+# ---- YAML --------------------------------------------------------------------------------------------
+
+
+def read_yaml(path: Path | str, limits: Limits) -> Any:
+    """The file parsed as YAML (safe tags only), within ``limits``."""
+    return parse_yaml(read_text(path, limits), path, limits)
+
+
+def parse_yaml(text: str, path: Path | str, limits: Limits) -> Any:
+    """``text`` as YAML: the event stream is checked first (depth, alias-expanded size), then loaded.
+
+    Both passes use libyaml when PyYAML has it (``CSafeLoader``, about ten times faster than the
+    pure-Python loader); the check walks events in a loop, so no depth reaches Python's recursion.
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        _check_events(yaml.parse(text, Loader=loader), path, limits)
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
+    except InputFileError:
+        raise
+    except yaml.YAMLError as exc:
+        where, message = yaml_problem(exc)
+        raise InputFileError(path, message, where=where) from None
+    except RecursionError:
+        raise InputFileError(path, "nested too deep") from None
+
+
+def _check_events(events: Any, path: Path | str, limits: Limits) -> None:
+    """Refuse collections nested past ``max_depth`` and documents larger than ``max_nodes`` values once
+    every alias is expanded (each anchor's expanded size is counted once and reused), and cycles."""
+    open_collections: list[list[Any]] = []  # [expanded size so far, anchor]
+    expanded: dict[str, int | None] = {}  # anchor -> expanded size (None while its collection is open)
+    total = 0
+
+    def refuse(reason: str, mark: Any) -> InputFileError:
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
+        return InputFileError(path, f"{reason} (at {where})", where=where)
+
+    def add(size: int, mark: Any) -> None:
+        nonlocal total
+        if open_collections:
+            open_collections[-1][0] += size
+            size = open_collections[-1][0]
+        else:
+            total += size
+            size = total
+        if size > limits.max_nodes:
+            raise refuse(f"expands to more than {limits.max_nodes} values once its aliases (*name) are "
+                         "expanded; write the values out or use fewer aliases", mark)
+
+    for event in events:
+        if isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+            if len(open_collections) >= limits.max_depth:
+                raise refuse(f"nested too deep (more than {limits.max_depth} levels)", event.start_mark)
+            open_collections.append([1, event.anchor])
+            if event.anchor:
+                expanded[event.anchor] = None
+        elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+            size, anchor = open_collections.pop()
+            if anchor:
+                expanded[anchor] = size
+            add(size, event.start_mark)
+        elif isinstance(event, ScalarEvent):
+            if event.anchor:
+                expanded[event.anchor] = 1
+            add(1, event.start_mark)
+        elif isinstance(event, AliasEvent):
+            if event.anchor in expanded and expanded[event.anchor] is None:
+                raise refuse(f"the alias *{event.anchor} refers to the collection it is inside (a cycle)",
+                             event.start_mark)
+            add(expanded.get(event.anchor) or 1, event.start_mark)  # an unknown anchor: the loader says so
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
+    """A YAML error as (position, message), without the parser's traceback."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "file"
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        problem += f" ({context} at line {context_mark.line + 1})"
+    return where, f"not valid YAML: {problem}"

@@ -1,0 +1,69 @@
+"""Tables of hostile inputs and the commands they are tried on, shared by the hostile-input tests.
+
+A new command joins by adding one row to :data:`STACK_COMMANDS` (how to call it on a stack name and a
+folder of stack files): every name in :data:`HOSTILE_STACK_NAMES` and every file in
+:data:`HOSTILE_STACK_FILES` is then tried on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from offline_plan.__main__ import main as plan_main
+from plan_diff.__main__ import main as diff_main
+from preflight.__main__ import main as preflight_main
+from simulator.__main__ import main as simulator_main
+
+#: (command, call(stack, stack_dir, project_root) -> exit code)
+STACK_COMMANDS: dict[str, Callable[[str, Path, Path], int]] = {
+    "plan": lambda stack, stack_dir, root: plan_main(
+        ["--stack", stack, "--out", str(root / "build"), "--stack-dir", str(stack_dir), "--no-policy",
+         "--no-simulate"]),
+    "diff": lambda stack, stack_dir, root: diff_main(
+        ["--stack", stack, "--project", str(stack_dir), "--out", str(root / "build")]),
+    "simulate": lambda stack, stack_dir, root: simulator_main(["--stack", stack, "--stack-dir", str(stack_dir)]),
+    "preflight": lambda stack, stack_dir, root: preflight_main(["--stack", stack, "--stack-dir", str(stack_dir)]),
+}
+
+#: Stack names that are paths, or that Pulumi refuses: (id, name).
+HOSTILE_STACK_NAMES: dict[str, str] = {
+    "parent-package": "../stacks",
+    "empty": "",
+    "parent-file": "../README.md",
+    "two-up": "../../x",
+    "absolute": "/tmp/gpu-fungibility-outside",
+    "dot": ".",
+    "dot-dot": "..",
+    "slash": "a/b",
+    "backslash": "a\\b",
+    "newline": "dev\n",
+    "space": "my stack",
+    "too-long": "s" * 101,
+    "nul": "dev\0x",
+}
+
+_LABELS_873K = "".join(f"        k{i}: v\n" for i in range(873_000))
+
+
+def _alias_bomb(key: str) -> str:
+    lines = ["    a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return f"config:\n  {key}:\n" + "\n".join(lines) + "\n"
+
+
+#: Stack files no command may choke on: (id, (bytes, words the error must contain)).
+HOSTILE_STACK_FILES: dict[str, tuple[bytes, str]] = {
+    "deep-flow-sequence": (("config:\n  gpu-fungibility:cluster: " + "[" * 100_000 + "]" * 100_000 + "\n").encode(),
+                           "nested too deep"),
+    "deep-block-mapping": (("config:\n  gpu-fungibility:cluster:\n" + "".join(
+        "  " * (i + 2) + f"k{i}:\n" for i in range(200))).encode(), "nested too deep"),
+    "binary": (bytes(range(256)) * 64, "binary file"),
+    "latin-1": ("config:\n  gpu-fungibility:cluster:\n    name: caf\xe9\n".encode("latin-1"), "not UTF-8"),
+    "alias-bomb-in-namespace": (_alias_bomb("gpu-fungibility:cluster").encode(), "aliases"),
+    "alias-bomb-other-key": (_alias_bomb("aws:anything").encode(), "aliases"),
+    "alias-cycle": (b"config:\n  aws:x: &a [*a]\n", "a cycle"),
+    "873k-labels": (("config:\n  gpu-fungibility:nodePools:\n    p:\n      labels:\n" + _LABELS_873K).encode(),
+                    "at most 1 MiB"),
+    "python-tag": (b"config:\n  aws:x: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+}
