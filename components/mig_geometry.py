@@ -2,7 +2,8 @@
 
 Source: NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"
 (docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html), the tables for
-A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB and H200-SXM5-141GB: the profiles each GPU offers, the
+A100-SXM4-40GB, A100-SXM4-80GB and A100-PCIE-80GB, H100-SXM5-80GB, H100 NVL (94GB) and H200-SXM5-141GB:
+the profiles each GPU offers, the
 fraction of memory and of SMs each takes, and the number of instances of each that fit. The
 placements are the guide's "Placements" column (what ``nvidia-smi mig -lgipp`` prints,
 ``{start,...}:size`` in memory slices). The counts agree with NVIDIA/mig-parted's builder tests
@@ -59,7 +60,9 @@ _TIERS = ((1, 1, (0, 1, 2, 3, 4, 5, 6)), (1, 2, (0, 2, 4, 6)), (2, 2, (0, 2, 4))
 _NAMES = {
     "nvidia-tesla-a100": ("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
     "nvidia-a100-80gb": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "nvidia-a100-80gb-pcie": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
     "nvidia-h100-80gb": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "nvidia-h100-nvl": ("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"),
     "nvidia-h200-141gb": ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
 }
 

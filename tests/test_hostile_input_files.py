@@ -95,7 +95,7 @@ def test_other_namespaces_are_not_encoded_before_the_project_keys_validate(tmp_p
     from stacks.loader import ConfigError
 
     (tmp_path / "Pulumi.bad.yaml").write_text("config:\n  aws:big: [" + ", ".join(["x"] * 50_000) + "]\n"
-                                              "  gpu-fungibility:cluster: {cloud: aks}\n")
+                                              "  gpu-fungibility:cluster: {cloud: openstack}\n")
     monkeypatch.setattr(run_mod, "run_program", lambda *a, **k: pytest.fail("encoded before validation"))
     with pytest.raises(ConfigError, match="cluster.cloud"):
         run_mod.run_stack_file("bad", tmp_path)
