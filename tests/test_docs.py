@@ -32,3 +32,12 @@ def test_linked_docs_exist():
 
     for target in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md)\)", README):
         assert (ROOT / target).is_file(), f"README links to missing {target}"
+
+
+def test_the_rule_counts_in_the_docs_match_the_pack():
+    from policies.rules import POLICIES
+
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+             "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+    assert f"CrossGuard pack with {words[len(POLICIES)]} rules" in README
+    assert f"{words[len(POLICIES) - 1]} more rules" in (ROOT / "docs" / "policies.md").read_text()
