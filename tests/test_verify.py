@@ -183,3 +183,18 @@ def test_no_kubeconfig_says_how_to_give_one(capsys, monkeypatch):
     monkeypatch.setattr(live.shutil, "which", lambda name: None)
     assert main(["--stack", "dev"]) == 2
     assert "--kubeconfig FILE" in capsys.readouterr().err
+
+
+def test_a_node_s_pool_comes_from_its_cloud_s_label():
+    from gpu_fungibility import clouds
+
+    from verify.snapshot import Node
+    from verify.stack import load_stack
+
+    assert clouds.profile("gke").node_pool_label == "cloud.google.com/gke-nodepool"
+    assert clouds.profile("eks").node_pool_label == "eks.amazonaws.com/nodegroup"
+    eks = load_stack("eks-dev", Path(__file__).resolve().parent.parent)
+    pool = next(iter(eks.pools))
+    group = f"{eks.config.cluster.name}-{pool}"
+    assert eks.pool_of(Node("n", {"eks.amazonaws.com/nodegroup": group}, (0, 0), {})) == pool
+    assert eks.pool_of(Node("n", {"cloud.google.com/gke-nodepool": pool}, (0, 0), {})) == ""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpu_fungibility import clouds
 
+from stacks.arguments import node_group_name
 from stacks.config import NodePool, StackConfig
 from verify.snapshot import Node
 
@@ -29,9 +30,16 @@ class Stack:
         return dict(self.config.node_pools)
 
     def pool_of(self, node: Node) -> str:
-        """The node's pool as its cloud labels it ("" for a node of no pool the stack knows)."""
-        name = node.labels.get(self.cloud.node_pool_label, "")
-        return name if name in self.config.node_pools else ""
+        """The node's pool as its cloud labels it ("" for a node of no pool the stack knows).
+
+        GKE node pools carry the pool's name; EKS node groups ``<cluster>-<pool>``
+        (:func:`stacks.arguments.node_group_name`).
+        """
+        value = node.labels.get(self.cloud.node_pool_label, "")
+        if value in self.config.node_pools:
+            return value
+        return next((p for p in self.config.node_pools
+                     if node_group_name(self.config.cluster.name, p) == value), "")
 
     def workload_pools(self, workload: str) -> list[str]:
         """The pools a workload's replicas may land on (its pool, or its compute class's pools)."""
