@@ -198,3 +198,14 @@ def test_a_node_s_pool_comes_from_its_cloud_s_label():
     group = f"{eks.config.cluster.name}-{pool}"
     assert eks.pool_of(Node("n", {"eks.amazonaws.com/nodegroup": group}, (0, 0), {})) == pool
     assert eks.pool_of(Node("n", {"cloud.google.com/gke-nodepool": pool}, (0, 0), {})) == ""
+
+
+def test_eks_good_cluster_holds(capsys, tmp_path):
+    path = tmp_path / "eks.json"
+    path.write_text(json.dumps(fixtures.snapshot("eks-dev")))
+    code = main(["--stack", "eks-dev", "--json", "--no-simulate", "--snapshot", str(path)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, _failures(report)
+    assert not [f for f in report["findings"] if f["severity"] == "warning" and f["check"] == "replicas"]
+    assert any(f["check"] == "isolation" and f["severity"] == "ok" and f["pool"] == "l40s"
+               for f in report["findings"])

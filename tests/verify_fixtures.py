@@ -22,14 +22,14 @@ STACK = "dev"
 NODE_SUFFIX = "c78060b4"  # seed 000's node names: gke-<cluster>-<pool>-<hash>-<id>
 
 
-@functools.lru_cache(maxsize=1)
-def _planned() -> tuple[Any, list[dict], Any]:
+@functools.lru_cache(maxsize=2)
+def _planned(stack: str = STACK) -> tuple[Any, list[dict], Any]:
     from offline_plan.manifests import kubernetes_objects
     from offline_plan.run import run_stack_file
     from simulator.engine import simulate
 
     with contextlib.redirect_stdout(io.StringIO()):
-        run = run_stack_file(STACK)
+        run = run_stack_file(stack)
     objects = kubernetes_objects(run)
     return run.config, objects, simulate(run.config, objects)
 
@@ -38,12 +38,17 @@ def _node(cfg, pool: str, index: int) -> dict[str, Any]:
     from simulator.cluster import ClusterBuilder
 
     sim = ClusterBuilder(cfg).node(pool, index)
-    name = f"gke-{cfg.cluster.name}-{pool}-{NODE_SUFFIX}-{index:04x}"
+    from stacks.arguments import node_group_name
+
     profile = clouds.profile(cfg.cluster.cloud)
+    if profile.name == "gke":  # seed 000's node names; the node pool label is the pool's name
+        name, group = f"gke-{cfg.cluster.name}-{pool}-{NODE_SUFFIX}-{index:04x}", pool
+    else:  # EC2 private DNS names; managed node groups are <cluster>-<pool>
+        name, group = f"ip-10-0-{len(pool)}-{index + 10}.ec2.internal", node_group_name(cfg.cluster.name, pool)
     host = catalog.host_shape(sim.machine)
     cpu, memory = profile.allocatable(host)
     capacity_cpu, capacity_memory = profile.capacity(host)
-    labels = {**sim.labels, "kubernetes.io/hostname": name, profile.node_pool_label: pool,
+    labels = {**sim.labels, "kubernetes.io/hostname": name, profile.node_pool_label: group,
               "beta.kubernetes.io/instance-type": sim.machine, "cloud.google.com/gke-os-distribution": "cos",
               "cloud.google.com/machine-family": sim.machine.split("-")[0]}
     return {"apiVersion": "v1", "kind": "Node",
@@ -117,9 +122,9 @@ def _system_pods(node: str) -> list[dict[str, Any]]:
                 ("DaemonSet", "pdcsi-node"), {"cpu": "15m", "memory": "20Mi"})]
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot(stack: str = STACK) -> dict[str, Any]:
     """The good cluster: every pool at its min, every replica where the simulator puts it, all promises kept."""
-    cfg, objects, result = _planned()
+    cfg, objects, result = _planned(stack)
     items: list[dict[str, Any]] = [copy.deepcopy(o) for o in objects
                                    if o.get("kind") in ("Deployment", "ResourceClaimTemplate", "DeviceClass")]
     nodes: dict[str, str] = {}  # simulator node name -> fixture node name
@@ -136,22 +141,24 @@ def snapshot() -> dict[str, Any]:
             if pool.dra:
                 items.append(plugin_pod("tpu-dra" if pool.family == "tpu" else "nvidia-dra", name))
             elif pool.family != "tpu":
-                items.append(plugin_pod("gke", name))
+                items.append(plugin_pod("gke" if cfg.cluster.cloud == "gke" else "device-plugin", name))
     items += [_daemon("dra-driver-nvidia-gpu-kubelet-plugin", "dra-driver-nvidia-gpu",
                       {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}, sizing.DAEMON_SET_ROOM["NVIDIA DRA kubelet plugin"])]
-    items += _serving_pods(objects, result, nodes)
+    items += _serving_pods(cfg, objects, result, nodes)
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
-def _serving_pods(objects: list[dict], result, nodes: dict[str, str]) -> list[dict[str, Any]]:
+def _serving_pods(cfg, objects: list[dict], result, nodes: dict[str, str]) -> list[dict[str, Any]]:
     deployments = {o["metadata"].get("labels", {}).get("app.kubernetes.io/instance"): o
                    for o in objects if o.get("kind") == "Deployment"}
     items = []
-    for r in result.replicas:
-        dep = deployments[r.workload]
+    for placed in result.replicas:
+        # an undetermined replica (several possible outcomes) lands as its first outcome
+        r = placed.outcomes[0] if placed.outcomes else placed
+        dep = deployments[placed.workload]
         template = copy.deepcopy(dep["spec"]["template"])
         namespace = dep["metadata"].get("namespace", "default")
-        name = f"{dep['metadata']['name']}-7d9c5b8f4-{r.replica:05d}"
+        name = f"{dep['metadata']['name']}-7d9c5b8f4-{placed.replica:05d}"
         node = nodes.get(r.node or "", "")
         claim_refs = template["spec"].get("resourceClaims") or []
         statuses = [{"name": c["name"], "resourceClaimName": f"{name}-{c['name']}-abcde"} for c in claim_refs]
@@ -163,15 +170,14 @@ def _serving_pods(objects: list[dict], result, nodes: dict[str, str]) -> list[di
                       "spec": {**template["spec"], "nodeName": node},
                       "status": {"phase": "Running", "resourceClaimStatuses": statuses}})
         for status in statuses[:1]:
-            results = [{"request": r.alternatives[0] if r.alternatives else "", "driver": _driver(r.pool), "pool": node, "device": d.rsplit("/", 1)[-1]} for d in r.devices]
+            results = [{"request": r.alternatives[0] if r.alternatives else "", "driver": _driver(cfg, r.pool), "pool": node, "device": d.rsplit("/", 1)[-1]} for d in r.devices]
             items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                           "metadata": {"name": status["resourceClaimName"], "namespace": namespace},
                           "status": {"allocation": {"devices": {"results": results}}}})
     return items
 
 
-def _driver(pool: str | None) -> str:
-    cfg, _, _ = _planned()
+def _driver(cfg, pool: str | None) -> str:
     spec = cfg.node_pools.get(pool or "")
     return "tpu.google.com" if spec is not None and spec.family == "tpu" else "gpu.nvidia.com"
 
