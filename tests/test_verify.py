@@ -209,3 +209,23 @@ def test_eks_good_cluster_holds(capsys, tmp_path):
     assert not [f for f in report["findings"] if f["severity"] == "warning" and f["check"] == "replicas"]
     assert any(f["check"] == "isolation" and f["severity"] == "ok" and f["pool"] == "l40s"
                for f in report["findings"])
+
+
+@pytest.mark.parametrize("change, needle", [
+    ("remove", "runs no NVIDIA DRA kubelet plugin pod"),
+    ("pending", "is not Running"),
+])
+def test_a_dra_node_without_a_running_plugin_fails(capsys, tmp_path, change, needle):
+    snap = fixtures.snapshot()
+    plugin = next(i for i in snap["items"] if i["kind"] == "Pod" and i["spec"].get("nodeName") == A100_NODE
+                  and i["metadata"]["labels"].get("dra-driver-nvidia-gpu-component") == "kubelet-plugin")
+    if change == "remove":
+        snap["items"].remove(plugin)
+    else:
+        plugin["status"]["phase"] = "Pending"
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snap))
+    code, report = _run(capsys, "--snapshot", str(path))
+    assert code == 1
+    [failure] = _failures(report)
+    assert needle in failure["message"] and failure["node"] == A100_NODE and failure["pool"] == "a100-80gb"

@@ -69,10 +69,13 @@ def isolation(view: View, stack: Stack) -> list[Finding]:
         spec = stack.pools.get(pool)
         family = (spec.family or "gpu") if spec else None
         plugins: dict[str, list[str]] = {}
+        running: set[str] = set()
         for pod in view.pods_on(node.name):
             kind = plugin_kind(pod)
             if kind:
                 plugins.setdefault(kind, []).append(pod.ref)
+                if pod.phase == "Running":
+                    running.add(kind)
         dra = [k for k in plugins if k != DEVICE_PLUGIN]
         pods = tuple(ref for refs in plugins.values() for ref in refs)
         where = f"node {node.name} (pool {pool or 'not in the stack'})"
@@ -84,6 +87,10 @@ def isolation(view: View, stack: Stack) -> list[Finding]:
             if wanted not in plugins:
                 found.append(Finding("isolation", FAILURE, f"{where} is in a DRA pool but runs no {wanted} pod: "
                                      "its devices are never published", node.name, pool, pods))
+            elif wanted not in running:
+                found.append(Finding("isolation", FAILURE, f"{where}: its {wanted} pod is not Running "
+                                     f"({', '.join(plugins[wanted])}): claims cannot be prepared there",
+                                     node.name, pool, pods))
             else:
                 found.append(Finding("isolation", OK, f"{where}: {wanted} only", node.name, pool, pods))
         elif _is_gpu_node(node, family) and not plugins:
