@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ PATHS = {
 
 
 class FakeApi:
-    def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False):
+    def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
+                 delay: float = 0.0):
+        self.delay = delay  # seconds before every answer (a server that trickles)
         self.items = snapshot["items"]
         self.forbidden = forbidden  # path prefixes answered with 403
         self.unauthorized = unauthorized
@@ -73,7 +76,10 @@ class FakeApi:
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
-        handler.wfile.write(data)
+        try:
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its timeout), as a real client does
 
     def _status(self, handler: BaseHTTPRequestHandler, code: int, reason: str, message: str) -> None:
         self._send(handler, code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -82,6 +88,8 @@ class FakeApi:
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         url = urlparse(handler.path)
         self.requests.append((handler.command, url.path))
+        if self.delay:
+            time.sleep(self.delay)
         if self.unauthorized:
             return self._status(handler, 401, "Unauthorized", "Unauthorized")
         if handler.command != "GET":

@@ -229,3 +229,16 @@ def test_a_dra_node_without_a_running_plugin_fails(capsys, tmp_path, change, nee
     assert code == 1
     [failure] = _failures(report)
     assert needle in failure["message"] and failure["node"] == A100_NODE and failure["pool"] == "a100-80gb"
+
+
+def test_live_slow_server_ends_at_the_deadline(capsys, snapshots, tmp_path):
+    import time
+
+    with FakeApi(json.loads(snapshots["good"].read_text()), delay=1.0) as api:
+        started = time.monotonic()
+        code = main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path)),
+                     "--call-timeout", "0.3", "--deadline", "1.5"])
+        elapsed = time.monotonic() - started
+    assert code == 2 and elapsed < 4
+    err = capsys.readouterr().err
+    assert ("nothing could be read" in err or "cannot check the cluster" in err) and "deadline" in err

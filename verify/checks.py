@@ -204,6 +204,9 @@ def _template_workloads(view: View) -> dict[tuple[str, str], str]:
 
 def claim_alternatives(view: View, stack: Stack) -> list[Finding]:
     """Every claim alternative evaluated on the real devices of the pools it is meant for."""
+    if "ResourceClaimTemplate" in view.unread:
+        return [Finding("devices", WARNING, "claim alternatives not checked: ResourceClaimTemplates could not be "
+                                            f"read ({view.unread['ResourceClaimTemplate']})")]
     found: list[Finding] = []
     owners = _template_workloads(view)
     for (namespace, name), template in sorted(view.claim_templates.items()):

@@ -32,6 +32,8 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("ResourceClaim", "/apis/resource.k8s.io/v1", "resourceclaims"),
     ("ResourceClaimTemplate", "/apis/resource.k8s.io/v1", "resourceclaimtemplates"),
 )
+#: Without these nothing this tool promises can be checked: their absence is "cannot be read" (exit 2).
+REQUIRED = ("Node", "Pod")
 HOW_TO = ("give a kubeconfig: --kubeconfig FILE (make verify KUBECONFIG=FILE), or export KUBECONFIG, or run "
           "where the Pulumi CLI can read the stack's `kubeconfig` output (pulumi stack output kubeconfig "
           "--show-secrets > kubeconfig.yaml)")
@@ -107,10 +109,11 @@ def _list(api, group: str, resource: str, budget: Budget) -> list[dict[str, Any]
         timeout = budget.timeout()
         if timeout <= 0:
             raise TimeoutError(f"the run's deadline passed while listing {resource}")
+        # (connect, read): the client ignores a bare float (kubernetes/client/rest.py accepts an int or a pair)
         query = [("limit", PAGE)] + ([("continue", token)] if token else [])
         response = api.call_api(f"{group}/{resource}", "GET", query_params=query,
                                 header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-                                _preload_content=False, _request_timeout=timeout)
+                                _preload_content=False, _request_timeout=(timeout, timeout))
         body = response[0] if isinstance(response, tuple) else response
         page = json.loads(body.data)
         items += page.get("items") or []
@@ -144,10 +147,19 @@ def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budg
                     unread[kind] = f"not served (404): {group} is not enabled on this cluster"
                 else:
                     unread[kind] = f"HTTP {exc.status} {exc.reason}"
-            except (TimeoutError, ReadTimeoutError, json.JSONDecodeError) as exc:
+            except (TimeoutError, json.JSONDecodeError) as exc:
                 unread[kind] = f"{type(exc).__name__}: {exc}"
+            except HTTPError as exc:  # a read timeout is this kind's problem; anything else, the server's
+                if not isinstance(exc, ReadTimeoutError) and not isinstance(getattr(exc, "reason", None),
+                                                                             ReadTimeoutError):
+                    raise
+                unread[kind] = f"no answer within {budget.call_seconds:g} s (--call-timeout)"
     except HTTPError as exc:
         raise ReadError(f"{server}: unreachable ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
     if len(unread) == len(KINDS):
         raise ReadError(f"{server}: nothing could be read: " + "; ".join(f"{k}: {v}" for k, v in unread.items()))
+    missing = [k for k in REQUIRED if k in unread]
+    if missing:
+        raise ReadError(f"{server}: cannot check the cluster without {' and '.join(missing)}: "
+                        + "; ".join(f"{k}: {unread[k]}" for k in missing))
     return build_view(objects, source=f"cluster {server}", unread=unread)
