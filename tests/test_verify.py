@@ -200,14 +200,15 @@ def test_a_node_s_pool_comes_from_its_cloud_s_label():
     assert eks.pool_of(Node("n", {"cloud.google.com/gke-nodepool": pool}, (0, 0), {})) == ""
 
 
-def test_eks_good_cluster_holds(capsys, tmp_path):
-    path = tmp_path / "eks.json"
-    path.write_text(json.dumps(fixtures.snapshot("eks-dev")))
-    code = main(["--stack", "eks-dev", "--json", "--no-simulate", "--snapshot", str(path)])
+@pytest.mark.parametrize("stack, pool", [("eks-dev", "l40s"), ("prod", "a100-80gb-ondemand")])
+def test_the_other_shipped_stacks_good_clusters_hold(capsys, tmp_path, stack, pool):
+    path = tmp_path / f"{stack}.json"
+    path.write_text(json.dumps(fixtures.snapshot(stack)))
+    code = main(["--stack", stack, "--json", "--no-simulate", "--snapshot", str(path)])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, _failures(report)
     assert not [f for f in report["findings"] if f["severity"] == "warning" and f["check"] == "replicas"]
-    assert any(f["check"] == "isolation" and f["severity"] == "ok" and f["pool"] == "l40s"
+    assert any(f["check"] == "isolation" and f["severity"] == "ok" and f["pool"] == pool
                for f in report["findings"])
 
 

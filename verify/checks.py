@@ -102,8 +102,12 @@ def isolation(view: View, stack: Stack) -> list[Finding]:
 
 
 def _expected(stack: Stack, pool: str, node: str) -> tuple[str, list[dict[str, Any]]]:
+    """What the catalog says a node of the pool publishes (MIG slices as the stack's workloads lay them out)."""
+    from simulator.cluster import mig_profiles_by_pool
+
     spec = stack.pools[pool]
-    return devices.published(stack.config.cluster.name, node, spec.accelerator.type, spec.accelerator.count, None)
+    return devices.published(stack.config.cluster.name, node, spec.accelerator.type, spec.accelerator.count,
+                             mig_profiles_by_pool(stack.config).get(pool))
 
 
 def _whole(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
