@@ -80,7 +80,10 @@ def test_good_snapshot_with_the_simulator_and_the_table(capsys, snapshots):
     assert main(["--stack", "dev", "--snapshot", str(snapshots["good"])]) == 0
     out = capsys.readouterr().out
     assert "every promise holds" in out and "make simulate predicts #1 a100-80gb gpu/a100-80gb tp=1" in out
-    assert "verify.md" in out
+    from stacks.stack_files import build_dir
+
+    report = (build_dir("dev") / "verify.md").read_text()
+    assert "**Verdict:** every promise holds" in report and "| ok | gke-gpu-fungibility-a100-80gb" in report
 
 
 def test_an_isolation_breach_is_found_by_the_device_plugin_label_alone(capsys, snapshots, tmp_path):
