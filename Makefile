@@ -19,7 +19,7 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify bench bench-setup clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -28,6 +28,7 @@ help:
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
+	@echo "make verify STACK=dev [SNAPSHOT=file] [KUBECONFIG=file] [JSON=1]  the live cluster against the promises (read-only)"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
 	@echo "make lint                        ruff"
@@ -75,6 +76,11 @@ simulate: venv
 
 preflight: venv
 	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(DEADLINE))
+
+# KUBECONFIG, when set, is passed as --kubeconfig; otherwise verify asks the stack's output (pulumi CLI).
+verify: venv
+	$(PY) -m verify --stack $(STACK) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+		$(if $(KUBECONFIG),--kubeconfig $(KUBECONFIG)) $(if $(JSON),--json)
 
 bench: venv
 	$(PY) bench/bench_plan.py

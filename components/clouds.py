@@ -53,6 +53,8 @@ class CloudProfile:
     nvidia_dra_quota_by_default: bool = False
     #: The pool argument naming its machine shape(s): ``machine_type`` or ``instance_types``.
     pool_machine_argument: str = ""
+    #: The node label whose value is the name of the node's pool / node group (``make verify`` reads it).
+    node_pool_label: str = ""
     #: Whether a GPU pool that opts out of the cloud's own device plugin needs the library's plugins.
     default_device_plugin_opt_out: str | None = None
     #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
@@ -150,6 +152,8 @@ class Gke(CloudProfile):
     critical_pods_need_quota = True
     nvidia_dra_quota_by_default = False  # seed 000: priorityClassName "" instead
     pool_machine_argument = "machine_type"
+    # cloud.google.com/kubernetes-engine/docs/how-to/node-pools (nodeSelector on the node pool label).
+    node_pool_label = "cloud.google.com/gke-nodepool"
     default_device_plugin_opt_out = w.GKE_NO_DEFAULT_DEVICE_PLUGIN
     # cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (and /preemptible-vms): a Spot VM is stopped
     # 30 s after the preemption notice; graceful node shutdown gives non-system pods up to 15 s of it
@@ -260,6 +264,8 @@ class Eks(CloudProfile):
     critical_pods_need_quota = False
     nvidia_dra_quota_by_default = True  # seed 004 creates the quota on EKS
     pool_machine_argument = "instance_types"
+    # docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html: managed node groups label their nodes.
+    node_pool_label = "eks.amazonaws.com/nodegroup"
     # docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html: a two-minute
     # interruption notice. The node group drains the node after the notice reaches the cluster; 30 s of the
     # two minutes are left for that and for the node's own shutdown.

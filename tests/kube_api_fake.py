@@ -1,0 +1,114 @@
+"""A Kubernetes-API-shaped server on 127.0.0.1 serving a snapshot's objects, for ``make verify``'s live path.
+
+List endpoints answer as the API server does: ``{"kind": "<Kind>List", "apiVersion", "metadata":
+{"continue": ...}, "items": [...]}`` (items without ``kind``), paged by ``limit`` and ``continue``; a
+forbidden group answers 403 with a ``Status`` object; ``unauthorized`` answers 401 everywhere. Every
+request's method and path are recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+PATHS = {
+    "/api/v1/nodes": "Node", "/api/v1/pods": "Pod", "/api/v1/events": "Event",
+    "/apis/apps/v1/daemonsets": "DaemonSet", "/apis/apps/v1/deployments": "Deployment",
+    "/apis/resource.k8s.io/v1/resourceslices": "ResourceSlice",
+    "/apis/resource.k8s.io/v1/deviceclasses": "DeviceClass",
+    "/apis/resource.k8s.io/v1/resourceclaims": "ResourceClaim",
+    "/apis/resource.k8s.io/v1/resourceclaimtemplates": "ResourceClaimTemplate",
+}
+
+
+class FakeApi:
+    def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
+                 delay: float = 0.0):
+        self.delay = delay  # seconds before every answer (a server that trickles)
+        self.items = snapshot["items"]
+        self.forbidden = forbidden  # path prefixes answered with 403
+        self.unauthorized = unauthorized
+        self.requests: list[tuple[str, str]] = []
+        self.pages: dict[str, int] = {}
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                fake.handle(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeApi:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def kubeconfig(self, folder: Path) -> Path:
+        path = folder / "kubeconfig.yaml"
+        path.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": {"token": "read-only-token"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
+        return path
+
+    def _send(self, handler: BaseHTTPRequestHandler, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        handler.send_response(code)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        try:
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its timeout), as a real client does
+
+    def _status(self, handler: BaseHTTPRequestHandler, code: int, reason: str, message: str) -> None:
+        self._send(handler, code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                   "message": message, "reason": reason, "code": code})
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        url = urlparse(handler.path)
+        self.requests.append((handler.command, url.path))
+        if self.delay:
+            time.sleep(self.delay)
+        if self.unauthorized:
+            return self._status(handler, 401, "Unauthorized", "Unauthorized")
+        if handler.command != "GET":
+            return self._status(handler, 405, "MethodNotAllowed", "read-only fake")
+        kind = PATHS.get(url.path)
+        if kind is None:
+            return self._status(handler, 404, "NotFound", "the server could not find the requested resource")
+        if any(url.path.startswith(prefix) for prefix in self.forbidden):
+            resource = url.path.rsplit("/", 1)[-1]
+            group = url.path.split("/")[2]
+            return self._status(handler, 403, "Forbidden", f'{resource}.{group} is forbidden: User "ci" cannot '
+                                f'list resource "{resource}" in API group "{group}" at the cluster scope')
+        query = parse_qs(url.query)
+        limit = int(query.get("limit", ["500"])[0])
+        start = int(query.get("continue", ["0"])[0] or 0)
+        objects = [{k: v for k, v in i.items() if k != "kind"} for i in self.items if i.get("kind") == kind]
+        page = objects[start:start + limit]
+        self.pages[kind] = self.pages.get(kind, 0) + 1
+        rest = start + limit < len(objects)
+        self._send(handler, 200, {"kind": f"{kind}List", "apiVersion": "v1",
+                                  "metadata": {"resourceVersion": "12345", **({"continue": str(start + limit)} if rest else {})},
+                                  "items": page})

@@ -1,0 +1,137 @@
+"""``python -m verify --stack <stack> [--snapshot FILE] [--kubeconfig FILE] [--json]``: the cluster against the promises.
+
+Reads the live cluster (read-only: list calls only) or a snapshot file, then checks:
+the isolation promise on every node, the devices the DRA drivers publish, where the serving
+replicas are (beside ``make simulate``'s prediction) and why any is Pending, and the sizing
+model's drift from the real nodes. Writes build/<stack>/verify.md.
+
+Exit codes: 0 every promise holds (warnings included); 1 a promise is broken (isolation, a DRA
+node without devices, an unsatisfiable claim alternative, a Pending pod for a resource reason);
+2 the cluster cannot be read (unreachable, unauthorized, every kind forbidden, a bad snapshot) or
+the stack cannot be loaded - always with the reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from verify.findings import WARNING, Finding
+from verify.report import EXIT_UNREADABLE, exit_code, render_markdown, render_table, to_json
+from verify.snapshot import ReadError, View, read_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="make verify", description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", required=True, help="stack name: checks against Pulumi.<stack>.yaml")
+    parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
+    parser.add_argument("--snapshot", help="read this `kubectl get ... -A -o json` file instead of the cluster")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then the stack's output)")
+    parser.add_argument("--context", help="kubeconfig context (default: its current context)")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    parser.add_argument("--no-simulate", action="store_true", help="skip the simulator's prediction")
+    parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS",
+                        help="stop reading the cluster after this long (default 120)")
+    parser.add_argument("--call-timeout", type=float, default=20.0, metavar="SECONDS",
+                        help="give up on one API call after this long (default 20)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except Exception as exc:  # noqa: BLE001 - the documented promise: one message and exit 2, never a traceback
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"verify: stopped by an unexpected {type(exc).__name__}: {text}", file=sys.stderr)
+        return EXIT_UNREADABLE
+
+
+def _fail(message: str) -> int:
+    print(f"verify: {message}", file=sys.stderr)
+    return EXIT_UNREADABLE
+
+
+def _run(args: argparse.Namespace) -> int:
+    from stacks.stack_files import StackNameError, build_dir, check_stack_name
+    from verify.stack import StackError, load_stack
+
+    try:
+        check_stack_name(args.stack)
+        out_dir = build_dir(args.stack)
+        stack = load_stack(args.stack, Path(args.stack_dir))
+    except (StackNameError, StackError) as exc:
+        return _fail(f"--stack: {exc}")
+    try:
+        view = read_snapshot(Path(args.snapshot)) if args.snapshot else _read_live(args)
+    except ReadError as exc:
+        return _fail(str(exc))
+    findings = check_all(view, stack, None if args.no_simulate else _predict(stack, Path(args.stack_dir), view))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "verify.md").write_text(render_markdown(args.stack, view.source, findings))
+    if args.json:
+        print(json.dumps(to_json(args.stack, view.source, findings), indent=2))
+    else:
+        print(render_table(args.stack, view.source, findings))
+        print(f"\nreport: {out_dir / 'verify.md'}")
+    return exit_code(findings)
+
+
+def _read_live(args: argparse.Namespace) -> View:
+    from verify.live import Budget, kubeconfig_source, read_cluster
+
+    path = kubeconfig_source(args.kubeconfig, os.environ.get("KUBECONFIG"), args.stack, Path(args.stack_dir))
+    return read_cluster(path, args.context, Budget(args.deadline, args.call_timeout))
+
+
+def check_all(view: View, stack, predicted: dict[str, list[str]] | None) -> list[Finding]:
+    from verify import checks, placement
+
+    found = [Finding("read", WARNING, f"partial answer: {kind} not read: {why}") for kind, why in view.unread.items()]
+    found += checks.isolation(view, stack)
+    found += checks.published_devices(view, stack)
+    found += placement.replicas(view, stack, predicted or {})
+    found += placement.drift(view, stack)
+    return found
+
+
+def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
+    """``make simulate``'s placement of each workload at the replica count the cluster has."""
+    from offline_plan.manifests import kubernetes_objects
+    from offline_plan.run import run_stack_file
+    from simulator.engine import SimulationError, simulate
+    from simulator.workloads import pod_specs
+    from verify.placement import WORKLOAD_LABEL, workload_pods
+
+    counts = {d.labels.get(WORKLOAD_LABEL, d.name): d.replicas for d in view.deployments}
+    for workload, pods in workload_pods(view).items():
+        counts.setdefault(workload, len(pods))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            run = run_stack_file(stack.name, stack_dir)
+        objects = kubernetes_objects(run)
+        known = {p.workload for p in pod_specs(run.config, objects)}
+        result = simulate(run.config, objects, replicas={w: n for w, n in counts.items() if w in known})
+    except (SimulationError, FileNotFoundError, ValueError) as exc:
+        return {w: [f"not simulated ({exc})"] for w in counts}
+    predicted: dict[str, list[str]] = {}
+    for r in result.replicas:
+        if r.status == "scheduled":
+            text = f"#{r.replica} {r.pool} {'+'.join(r.alternatives)} tp={r.tensor_parallel_size}"
+        elif r.status == "pending":
+            text = f"#{r.replica} pending ({r.reason})"
+        else:
+            text = f"#{r.replica} one of {len(r.outcomes)} outcomes ({', '.join(sorted({o.pool or 'pending' for o in r.outcomes}))})"
+        predicted.setdefault(r.workload, []).append(text)
+    return predicted
+
+
+if __name__ == "__main__":
+    sys.exit(main())

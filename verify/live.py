@@ -1,0 +1,165 @@
+"""Read the live cluster with the official ``kubernetes`` client: list calls only, paged, bounded in time.
+
+Every kind is listed cluster-wide with ``limit``/``continue`` pages of :data:`PAGE` objects, each call
+bounded by the per-call timeout and by what is left of the run's deadline. A kind the credentials may
+not list (403) or the server does not serve (404) is a partial answer: its checks say "not checked"
+and the run goes on. An unreachable server, a 401, or a cluster of which nothing could be read is a
+:class:`~verify.snapshot.ReadError` (exit 2) with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verify.snapshot import ReadError, View, build_view
+
+PAGE = 250
+#: (kind, group path, resource). resource.k8s.io/v1 is DRA's GA version (Kubernetes 1.34, the stacks' version).
+KINDS: tuple[tuple[str, str, str], ...] = (
+    ("Node", "/api/v1", "nodes"),
+    ("Pod", "/api/v1", "pods"),
+    ("Event", "/api/v1", "events"),
+    ("DaemonSet", "/apis/apps/v1", "daemonsets"),
+    ("Deployment", "/apis/apps/v1", "deployments"),
+    ("ResourceSlice", "/apis/resource.k8s.io/v1", "resourceslices"),
+    ("DeviceClass", "/apis/resource.k8s.io/v1", "deviceclasses"),
+    ("ResourceClaim", "/apis/resource.k8s.io/v1", "resourceclaims"),
+    ("ResourceClaimTemplate", "/apis/resource.k8s.io/v1", "resourceclaimtemplates"),
+)
+#: Without these nothing this tool promises can be checked: their absence is "cannot be read" (exit 2).
+REQUIRED = ("Node", "Pod")
+HOW_TO = ("give a kubeconfig: --kubeconfig FILE (make verify KUBECONFIG=FILE), or export KUBECONFIG, or run "
+          "where the Pulumi CLI can read the stack's `kubeconfig` output (pulumi stack output kubeconfig "
+          "--show-secrets > kubeconfig.yaml)")
+
+
+@dataclass
+class Budget:
+    run_seconds: float = 120.0
+    call_seconds: float = 20.0
+    started: float = field(default_factory=time.monotonic)
+
+    def timeout(self) -> float:
+        """Seconds the next call may take; 0 once the deadline has passed."""
+        left = self.run_seconds - (time.monotonic() - self.started)
+        return max(0.0, min(self.call_seconds, left))
+
+
+def kubeconfig_source(given: str | None, env: str | None, stack: str, stack_dir: Path) -> str | dict[str, Any]:
+    """A kubeconfig file path, or the stack output's kubeconfig as a dict."""
+    for origin, value in (("--kubeconfig", given), ("KUBECONFIG", env)):
+        if value:
+            path = Path(value.split(":")[0]).expanduser()
+            if not path.is_file():
+                raise ReadError(f"{origin} {path}: no such file; {HOW_TO}")
+            return str(path)
+    pulumi = shutil.which("pulumi")
+    if pulumi is None:
+        raise ReadError(f"no kubeconfig: {HOW_TO} (the Pulumi CLI is not installed here)")
+    try:
+        done = subprocess.run([pulumi, "stack", "output", "kubeconfig", "--show-secrets", "--stack", stack],
+                              cwd=stack_dir, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ReadError(f"`pulumi stack output kubeconfig` failed ({exc}); {HOW_TO}") from None
+    if done.returncode != 0 or not done.stdout.strip():
+        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ReadError(f"`pulumi stack output kubeconfig --stack {stack}`: {reason}; {HOW_TO}")
+    try:
+        import yaml
+
+        loaded = yaml.safe_load(done.stdout)
+    except Exception as exc:  # noqa: BLE001 - any parse error is the same user-facing problem
+        raise ReadError(f"the stack's kubeconfig output is not YAML ({exc})") from None
+    if not isinstance(loaded, dict):
+        raise ReadError("the stack's kubeconfig output is not a kubeconfig")
+    return loaded
+
+
+
+def _client(source: str | dict[str, Any], context: str | None):
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        if isinstance(source, dict):
+            api = config.new_client_from_config_dict(source, context=context)
+        else:
+            api = config.new_client_from_config(config_file=source, context=context)
+    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+        where = "the stack's kubeconfig" if isinstance(source, dict) else source
+        raise ReadError(f"kubeconfig {where}: {exc}") from None
+    api.configuration.retries = False  # one attempt per call: the deadline decides, not urllib3's retries
+    return api
+
+
+def _server(api) -> str:
+    return str(api.configuration.host)
+
+
+def _list(api, group: str, resource: str, budget: Budget) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    token = ""
+    while True:
+        timeout = budget.timeout()
+        if timeout <= 0:
+            raise TimeoutError(f"the run's deadline passed while listing {resource}")
+        # (connect, read): the client ignores a bare float (kubernetes/client/rest.py accepts an int or a pair)
+        query = [("limit", PAGE)] + ([("continue", token)] if token else [])
+        response = api.call_api(f"{group}/{resource}", "GET", query_params=query,
+                                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+                                _preload_content=False, _request_timeout=(timeout, timeout))
+        body = response[0] if isinstance(response, tuple) else response
+        page = json.loads(body.data)
+        items += page.get("items") or []
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return items
+
+
+def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budget) -> View:
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError, ReadTimeoutError
+
+    api = _client(source, context)
+    server = _server(api)
+    objects: list[dict[str, Any]] = []
+    unread: dict[str, str] = {}
+    try:
+        for kind, group, resource in KINDS:
+            api_group = group.split("/")[2] if group.startswith("/apis/") else "core"
+            try:
+                for item in _list(api, group, resource, budget):
+                    objects.append({**item, "kind": kind})
+            except ApiException as exc:
+                if exc.status == 401:
+                    raise ReadError(f"{server}: unauthorized (401): the kubeconfig's credentials were refused; "
+                                    "refresh them (e.g. gcloud container clusters get-credentials / "
+                                    "aws eks update-kubeconfig)") from None
+                if exc.status == 403:
+                    unread[kind] = f"forbidden (403): needs `list {resource}` in API group {api_group}"
+                elif exc.status == 404:
+                    unread[kind] = f"not served (404): {group} is not enabled on this cluster"
+                else:
+                    unread[kind] = f"HTTP {exc.status} {exc.reason}"
+            except (TimeoutError, json.JSONDecodeError) as exc:
+                unread[kind] = f"{type(exc).__name__}: {exc}"
+            except HTTPError as exc:  # a read timeout is this kind's problem; anything else, the server's
+                if not isinstance(exc, ReadTimeoutError) and not isinstance(getattr(exc, "reason", None),
+                                                                             ReadTimeoutError):
+                    raise
+                unread[kind] = f"no answer within {budget.call_seconds:g} s (--call-timeout)"
+    except HTTPError as exc:
+        raise ReadError(f"{server}: unreachable ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+    if len(unread) == len(KINDS):
+        raise ReadError(f"{server}: nothing could be read: " + "; ".join(f"{k}: {v}" for k, v in unread.items()))
+    missing = [k for k in REQUIRED if k in unread]
+    if missing:
+        raise ReadError(f"{server}: cannot check the cluster without {' and '.join(missing)}: "
+                        + "; ".join(f"{k}: {unread[k]}" for k in missing))
+    return build_view(objects, source=f"cluster {server}", unread=unread)
