@@ -96,8 +96,9 @@ def test_an_isolation_breach_is_found_by_the_device_plugin_label_alone(capsys, s
 
 
 @pytest.mark.parametrize("content, needle", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ("{not json", "not JSON"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    ("{not json", "not valid JSON"),
+    ("\x00\x01binary", "NUL"),
     ('{"kind": "Pod"}', "expected the JSON List"),
 ])
 def test_bad_snapshots_exit_2_with_the_file_named(capsys, tmp_path, content, needle):
@@ -108,12 +109,14 @@ def test_bad_snapshots_exit_2_with_the_file_named(capsys, tmp_path, content, nee
     assert needle in err and str(path) in err and "Traceback" not in err
 
 
-def test_snapshot_size_limit(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("verify.snapshot.MAX_SNAPSHOT_BYTES", 10)
+def test_snapshot_size_limit(tmp_path):
+    import input_files
+    from verify.snapshot import ReadError, read_snapshot
+
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"items": []}) + " " * 20)
-    assert main(["--stack", "dev", "--snapshot", str(path)]) == 2
-    assert "above the 10 bytes" in capsys.readouterr().err
+    with pytest.raises(ReadError, match="at most 10 bytes is read"):
+        read_snapshot(path, input_files.Limits(max_bytes=10))
 
 
 @pytest.mark.parametrize("stack", ["../etc", "no-such-stack"])

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import input_files
 from gpu_fungibility import sizing
 
 #: A snapshot larger than this is refused: the objects of a cluster of a few hundred nodes fit well under it.
-MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
 KINDS = ("Node", "Pod", "DaemonSet", "Deployment", "ResourceSlice", "DeviceClass", "ResourceClaim",
          "ResourceClaimTemplate", "Event")
@@ -123,20 +123,13 @@ class View:
         return [s for s in self.slices if s.node == node]
 
 
-def read_snapshot(path: Path) -> View:
-    """Read a snapshot file; raises :class:`ReadError` naming the file and the problem."""
+def read_snapshot(path: Path, limits: input_files.Limits = input_files.SNAPSHOT_JSON) -> View:
+    """Read a snapshot file within ``limits`` (size, nesting depth, UTF-8; the same reader as every other
+    input file); raises :class:`ReadError` naming the file and the problem."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReadError(f"--snapshot {path}: cannot read it ({exc.strerror or exc})") from None
-    if size > MAX_SNAPSHOT_BYTES:
-        raise ReadError(f"--snapshot {path}: {size} bytes, above the {MAX_SNAPSHOT_BYTES} bytes this tool reads")
-    try:
-        data = json.loads(path.read_bytes())
-    except RecursionError:
-        raise ReadError(f"--snapshot {path}: JSON nested too deeply to be a kubectl snapshot") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ReadError(f"--snapshot {path}: not JSON ({exc})") from None
+        data = input_files.read_json(path, limits)
+    except input_files.InputFileError as exc:
+        raise ReadError(f"--snapshot {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
         raise ReadError(f"--snapshot {path}: expected the JSON List `kubectl get ... -o json` prints "
                         "(an object with \"items\")")
