@@ -7,14 +7,14 @@ prints) or from the live API (:mod:`verify.live`); both end in :func:`build_view
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import input_files
 from gpu_fungibility import sizing
+
+import input_files
 
 #: A snapshot larger than this is refused: the objects of a cluster of a few hundred nodes fit well under it.
 
