@@ -206,7 +206,7 @@ def test_a_node_s_pool_comes_from_its_cloud_s_label():
     assert eks.pool_of(Node("n", {"cloud.google.com/gke-nodepool": pool}, (0, 0), {})) == ""
 
 
-@pytest.mark.parametrize("stack, pool", [("eks-dev", "l40s"), ("prod", "a100-80gb-ondemand")])
+@pytest.mark.parametrize("stack, pool", [("eks-dev", "l40s"), ("prod", "a100-80gb-ondemand"), ("aks-dev", "a100spot")])
 def test_the_other_shipped_stacks_good_clusters_hold(capsys, tmp_path, stack, pool):
     path = tmp_path / f"{stack}.json"
     path.write_text(json.dumps(fixtures.snapshot(stack)))
@@ -249,3 +249,16 @@ def test_live_slow_server_ends_at_the_deadline(capsys, snapshots, tmp_path):
     assert code == 2 and elapsed < 4
     err = capsys.readouterr().err
     assert ("nothing could be read" in err or "cannot check the cluster" in err) and "deadline" in err
+
+
+def test_an_aks_dra_node_running_the_device_plugin_fails(capsys, tmp_path):
+    snap = fixtures.snapshot("aks-dev")
+    node = next(i["metadata"]["name"] for i in snap["items"] if i["kind"] == "Node"
+                and i["metadata"]["labels"].get("kubernetes.azure.com/agentpool") == "a100spot")
+    snap["items"].append(fixtures.plugin_pod("device-plugin", node))
+    path = tmp_path / "aks.json"
+    path.write_text(json.dumps(snap))
+    code = main(["--stack", "aks-dev", "--json", "--no-simulate", "--snapshot", str(path)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert any(f["node"] == node and f["pool"] == "a100spot" for f in _failures(report))

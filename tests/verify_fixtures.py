@@ -43,6 +43,8 @@ def _node(cfg, pool: str, index: int) -> dict[str, Any]:
     profile = clouds.profile(cfg.cluster.cloud)
     if profile.name == "gke":  # seed 000's node names; the node pool label is the pool's name
         name, group = f"gke-{cfg.cluster.name}-{pool}-{NODE_SUFFIX}-{index:04x}", pool
+    elif profile.name == "aks":  # scale-set instance names aks-<pool>-<id>-vmss<index>; the agentpool label is the pool
+        name, group = f"aks-{pool}-{int(NODE_SUFFIX, 16) % 10**8:08d}-vmss{index:06x}", pool
     else:  # EC2 private DNS names; managed node groups are <cluster>-<pool>
         name, group = f"ip-10-0-{len(pool)}-{index + 10}.ec2.internal", node_group_name(cfg.cluster.name, pool)
     host = catalog.host_shape(sim.machine)
