@@ -28,8 +28,11 @@ PATHS = {
 
 class FakeApi:
     def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
-                 delay: float = 0.0):
-        self.delay = delay  # seconds before every answer (a server that trickles)
+                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0):
+        self.delay = delay  # seconds before every answer (a slow server)
+        self.refusals = refusals  # statuses answered, in turn, to the first requests of every path (429, 503)
+        self.trickle = trickle  # seconds between the bytes of every answer's body (a server that trickles)
+        self.seen: dict[str, int] = {}
         self.items = snapshot["items"]
         self.forbidden = forbidden  # path prefixes answered with 403
         self.unauthorized = unauthorized
@@ -75,8 +78,15 @@ class FakeApi:
         handler.send_response(code)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
+        if code == 429:
+            handler.send_header("Retry-After", "0")
         handler.end_headers()
         try:
+            if self.trickle:
+                for byte in data:
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                    time.sleep(self.trickle)
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (its timeout), as a real client does
@@ -92,6 +102,12 @@ class FakeApi:
             time.sleep(self.delay)
         if self.unauthorized:
             return self._status(handler, 401, "Unauthorized", "Unauthorized")
+        turn = self.seen.get(url.path, 0)
+        self.seen[url.path] = turn + 1
+        if turn < len(self.refusals):
+            code = self.refusals[turn]
+            return self._status(handler, code, "TooManyRequests" if code == 429 else "ServiceUnavailable",
+                                "try again later")
         if handler.command != "GET":
             return self._status(handler, 405, "MethodNotAllowed", "read-only fake")
         kind = PATHS.get(url.path)

@@ -262,3 +262,37 @@ def test_an_aks_dra_node_running_the_device_plugin_fails(capsys, tmp_path):
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert any(f["node"] == node and f["pool"] == "a100spot" for f in _failures(report))
+
+
+@pytest.fixture()
+def quick_backoff(monkeypatch):
+    monkeypatch.setattr("verify.live.CallPolicy.backoff", lambda self, retry: 0.01)
+
+
+def test_live_throttled_and_unavailable_answers_are_retried(capsys, snapshots, tmp_path, quick_backoff):
+    with FakeApi(json.loads(snapshots["good"].read_text()), refusals=(429, 503)) as api:
+        code = main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path)), "--json", "--no-simulate"])
+        report = json.loads(capsys.readouterr().out)
+    assert code == 0, _failures(report)
+    assert not [f for f in report["findings"] if f["check"] == "read"]
+    assert api.seen["/api/v1/nodes"] == 3  # 429, 503, then the answer
+
+
+def test_live_a_kind_that_keeps_failing_is_a_partial_answer(capsys, snapshots, tmp_path, quick_backoff):
+    with FakeApi(json.loads(snapshots["good"].read_text()), refusals=(503,) * 4) as api:
+        code = main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path))])
+    assert code == 2  # nodes and pods are required: they are what never answered
+    err = capsys.readouterr().err
+    assert "server error" in err and "gave up after 4 attempts" in err and "Traceback" not in err
+
+
+def test_live_a_trickling_answer_ends_at_the_deadline(capsys, snapshots, tmp_path):
+    import time
+
+    with FakeApi(json.loads(snapshots["good"].read_text()), trickle=0.05) as api:
+        started = time.monotonic()
+        code = main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path)),
+                     "--call-timeout", "0.5", "--deadline", "2"])
+        elapsed = time.monotonic() - started
+    assert code == 2 and elapsed < 5  # each byte comes well within the socket timeout: only the deadline stops it
+    assert "Traceback" not in capsys.readouterr().err

@@ -1,7 +1,10 @@
 """Read the live cluster with the official ``kubernetes`` client: list calls only, paged, bounded in time.
 
-Every kind is listed cluster-wide with ``limit``/``continue`` pages of :data:`PAGE` objects, each call
-bounded by the per-call timeout and by what is left of the run's deadline. A kind the credentials may
+Every kind is listed cluster-wide with ``limit``/``continue`` pages of :data:`PAGE` objects, through the
+preflight's call layer (:mod:`preflight.calls`): each page is bounded by the per-call timeout and by what
+is left of the run's deadline (waited for in a thread, so a server that trickles its answer cannot hold
+the run), 429 and 5xx answers are retried a bounded number of times (after ``Retry-After`` when sent), and
+an answer that is not a Kubernetes list is a malformed-answer error naming the call. A kind the credentials may
 not list (403) or the server does not serve (404) is a partial answer: its checks say "not checked"
 and the run goes on. An unreachable server, a 401, or a cluster of which nothing could be read is a
 :class:`~verify.snapshot.ReadError` (exit 2) with the reason.
@@ -12,11 +15,21 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from preflight.calls import (
+    CREDENTIALS,
+    DENIED,
+    TIMEOUT,
+    UNREACHABLE,
+    CallError,
+    CallPolicy,
+    Calls,
+    http_error,
+    mapping,
+)
 from verify.snapshot import ReadError, View, build_view
 
 PAGE = 250
@@ -41,14 +54,16 @@ HOW_TO = ("give a kubeconfig: --kubeconfig FILE (make verify KUBECONFIG=FILE), o
 
 @dataclass
 class Budget:
+    """The run's deadline and each call's; 429 and 5xx answers are retried within them (preflight.calls)."""
+
     run_seconds: float = 120.0
     call_seconds: float = 20.0
-    started: float = field(default_factory=time.monotonic)
+    attempts: int = 4
+    backoff_seconds: float = 0.5
 
-    def timeout(self) -> float:
-        """Seconds the next call may take; 0 once the deadline has passed."""
-        left = self.run_seconds - (time.monotonic() - self.started)
-        return max(0.0, min(self.call_seconds, left))
+    def calls(self) -> Calls:
+        return Calls(CallPolicy(run_seconds=self.run_seconds, call_seconds=self.call_seconds,
+                                attempts=self.attempts, backoff_seconds=self.backoff_seconds))
 
 
 def kubeconfig_source(given: str | None, env: str | None, stack: str, stack_dir: Path) -> str | dict[str, Any]:
@@ -102,60 +117,78 @@ def _server(api) -> str:
     return str(api.configuration.host)
 
 
-def _list(api, group: str, resource: str, budget: Budget) -> list[dict[str, Any]]:
+def _page(api, path: str, query: list[tuple[str, Any]]) -> Any:
+    """One page of a list call, as a function of the seconds it may take (for :meth:`Calls.run`)."""
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError, ReadTimeoutError
+
+    def fetch(seconds: float) -> Any:
+        try:
+            # (connect, read): the client ignores a bare float (kubernetes/client/rest.py accepts an int or a pair)
+            response = api.call_api(path, "GET", query_params=query, header_params={"Accept": "application/json"},
+                                    auth_settings=["BearerToken"], _preload_content=False,
+                                    _request_timeout=(seconds, seconds))
+        except ApiException as exc:
+            error = http_error(exc.status or 0, f"HTTP {exc.status} {exc.reason}", dict(exc.headers or {}))
+            error.status = exc.status
+            raise error from None
+        except HTTPError as exc:
+            if isinstance(exc, ReadTimeoutError) or isinstance(getattr(exc, "reason", None), ReadTimeoutError):
+                raise CallError(TIMEOUT, f"no answer within {seconds:g} s") from None
+            raise CallError(UNREACHABLE, f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+        body = response[0] if isinstance(response, tuple) else response
+        return body.data
+
+    return fetch
+
+
+def _list(api, group: str, resource: str, calls: Calls) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     token = ""
     while True:
-        timeout = budget.timeout()
-        if timeout <= 0:
-            raise TimeoutError(f"the run's deadline passed while listing {resource}")
-        # (connect, read): the client ignores a bare float (kubernetes/client/rest.py accepts an int or a pair)
         query = [("limit", PAGE)] + ([("continue", token)] if token else [])
-        response = api.call_api(f"{group}/{resource}", "GET", query_params=query,
-                                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-                                _preload_content=False, _request_timeout=(timeout, timeout))
-        body = response[0] if isinstance(response, tuple) else response
-        page = json.loads(body.data)
-        items += page.get("items") or []
-        token = (page.get("metadata") or {}).get("continue") or ""
+        page = calls.run(f"list {resource}", _page(api, f"{group}/{resource}", query), parse=_parse_page)
+        items += page["items"]
+        token = page["continue"]
         if not token:
             return items
 
 
-def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budget) -> View:
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError, ReadTimeoutError
+def _parse_page(data: Any) -> dict[str, Any]:
+    page = mapping(json.loads(data), "a list answer")
+    items = page.get("items") or []
+    if not isinstance(items, list):
+        raise TypeError("items is not a list")
+    return {"items": items, "continue": (mapping(page.get("metadata") or {}, "metadata")).get("continue") or ""}
 
+
+def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budget) -> View:
     api = _client(source, context)
     server = _server(api)
+    calls = budget.calls()
     objects: list[dict[str, Any]] = []
     unread: dict[str, str] = {}
-    try:
-        for kind, group, resource in KINDS:
-            api_group = group.split("/")[2] if group.startswith("/apis/") else "core"
-            try:
-                for item in _list(api, group, resource, budget):
-                    objects.append({**item, "kind": kind})
-            except ApiException as exc:
-                if exc.status == 401:
-                    raise ReadError(f"{server}: unauthorized (401): the kubeconfig's credentials were refused; "
-                                    "refresh them (e.g. gcloud container clusters get-credentials / "
-                                    "aws eks update-kubeconfig)") from None
-                if exc.status == 403:
-                    unread[kind] = f"forbidden (403): needs `list {resource}` in API group {api_group}"
-                elif exc.status == 404:
-                    unread[kind] = f"not served (404): {group} is not enabled on this cluster"
-                else:
-                    unread[kind] = f"HTTP {exc.status} {exc.reason}"
-            except (TimeoutError, json.JSONDecodeError) as exc:
-                unread[kind] = f"{type(exc).__name__}: {exc}"
-            except HTTPError as exc:  # a read timeout is this kind's problem; anything else, the server's
-                if not isinstance(exc, ReadTimeoutError) and not isinstance(getattr(exc, "reason", None),
-                                                                             ReadTimeoutError):
-                    raise
-                unread[kind] = f"no answer within {budget.call_seconds:g} s (--call-timeout)"
-    except HTTPError as exc:
-        raise ReadError(f"{server}: unreachable ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+    for kind, group, resource in KINDS:
+        api_group = group.split("/")[2] if group.startswith("/apis/") else "core"
+        try:
+            for item in _list(api, group, resource, calls):
+                objects.append({**item, "kind": kind})
+        except CallError as exc:
+            if exc.kind == CREDENTIALS:
+                raise ReadError(f"{server}: unauthorized (401): the kubeconfig's credentials were refused; "
+                                "refresh them (e.g. gcloud container clusters get-credentials / "
+                                "aws eks update-kubeconfig / az aks get-credentials)") from None
+            if exc.kind == UNREACHABLE:
+                raise ReadError(f"{server}: unreachable ({exc.detail})") from None
+            if exc.kind == DENIED:
+                unread[kind] = f"forbidden (403): needs `list {resource}` in API group {api_group}"
+            elif getattr(exc, "status", None) == 404:
+                unread[kind] = f"not served (404): {group} is not enabled on this cluster"
+            elif exc.kind == TIMEOUT:
+                unread[kind] = (f"{exc.detail} (--call-timeout {budget.call_seconds:g} s, "
+                                f"--deadline {budget.run_seconds:g} s)")
+            else:
+                unread[kind] = str(exc)
     if len(unread) == len(KINDS):
         raise ReadError(f"{server}: nothing could be read: " + "; ".join(f"{k}: {v}" for k, v in unread.items()))
     missing = [k for k in REQUIRED if k in unread]
