@@ -296,3 +296,19 @@ def test_live_a_trickling_answer_ends_at_the_deadline(capsys, snapshots, tmp_pat
         elapsed = time.monotonic() - started
     assert code == 2 and elapsed < 5  # each byte comes well within the socket timeout: only the deadline stops it
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_newest_scheduler_event_counts_also_for_a_repeated_one():
+    from verify.snapshot import build_view
+
+    def event(message, **times):
+        return {"kind": "Event", "metadata": {"namespace": "inference", "name": message[:8],
+                                              "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "involvedObject": {"kind": "Pod", "name": "p"}, "reason": "FailedScheduling",
+                "message": message, **times}
+
+    old = event("old: Insufficient memory", lastTimestamp="2026-01-01T00:05:00Z")
+    repeated = event("new: cannot allocate all claims", eventTime="2026-01-01T00:01:00.000000Z",
+                     series={"count": 7, "lastObservedTime": "2026-01-01T00:09:00.000000Z"})
+    view = build_view([old, repeated], source="test")
+    assert max(view.events, key=lambda e: e.order).message.startswith("new")

@@ -213,7 +213,11 @@ def _add(view: View, kind: str, item: Mapping[str, Any]) -> None:
         view.claim_templates[(namespace, name)] = (spec.get("spec") or {})
     elif kind == "Event":
         involved = item.get("involvedObject") or item.get("regarding") or {}
-        order = str(item.get("lastTimestamp") or item.get("eventTime") or meta.get("creationTimestamp") or "")
+        # A repeated event (events.k8s.io/v1, as the scheduler records them) keeps its first time in eventTime
+        # and its newest in series.lastObservedTime; core/v1 ones in lastTimestamp.
+        series = item.get("series") if isinstance(item.get("series"), dict) else {}
+        order = str(series.get("lastObservedTime") or item.get("lastTimestamp") or item.get("eventTime")
+                    or meta.get("creationTimestamp") or "")
         view.events.append(Event(namespace, str(involved.get("kind", "")), str(involved.get("name", "")),
                                  str(item.get("reason", "")), str(item.get("message") or item.get("note") or ""),
                                  order))
