@@ -18,6 +18,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_kubernetes as k8s
 
+from . import argument_rules as rules
 from .base import Issues, LibraryComponent
 from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
@@ -110,10 +111,8 @@ def cluster_issues(args: AksClusterArgs) -> Issues:
     for i, zone in enumerate(args.get("zones") or []):
         if zone not in ("1", "2", "3"):
             issues.append((f"zones[{i}]", f"{zone!r} is not an Azure availability zone (\"1\", \"2\" or \"3\")"))
-    pool = args.get("system_pool") or {}
-    if pool.get("min_nodes", 1) > pool.get("max_nodes", 3):
-        issues.append(("system_pool.min_nodes", "is greater than max_nodes"))
-    return issues
+    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "Azure region")
+    return issues + rules.system_pool_issues(args.get("system_pool") or {}, "system_pool")
 
 
 def dns_service_ip(service_cidr: str) -> str:

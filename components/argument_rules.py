@@ -6,6 +6,7 @@ Each rule is a small function returning ``(argument path, message)`` pairs, call
 component whose argument it is; the stack config reports them with its own key paths.
 """
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -96,4 +97,58 @@ def device_count_issues(count: Any, path: str) -> Issues:
     if number > MAX_DEVICES_PER_CLAIM:
         return [(path, f"{number} devices in one claim; Kubernetes allocates at most {MAX_DEVICES_PER_CLAIM} "
                        "devices per claim (AllocationResultsMaxSize)")]
+    return []
+
+
+#: A cluster name: 1-40 characters, a lowercase letter first, then lowercase letters, digits and '-', not
+#: ending in '-'. GKE's limit (Container API ``Cluster.name``: "must start with a letter, up to 40 lowercase
+#: letters, numbers or hyphens, not ending with a hyphen") is the strictest of the three clouds (EKS allows
+#: 100 characters, AKS 63), and the name prefixes the names of what the stack builds for the cluster.
+CLUSTER_NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")
+#: The smallest boot disk of a system (CPU) node: the node image plus the controllers' images (the stack
+#: config's floor since its first release; GKE's own minimum is 10 GB, NodeConfig.diskSizeGb).
+MIN_SYSTEM_DISK_SIZE_GB = 20
+
+
+def cluster_name_issues(name: Any, key: str = "name") -> Issues:
+    if isinstance(name, str) and CLUSTER_NAME.fullmatch(name):
+        return []
+    return [(key, f"{name!r} is not a cluster name: 1-40 lowercase letters, digits and '-', starting with a "
+                  "letter and not ending with '-'")]
+
+
+def non_empty_issues(args: Mapping[str, Any], key: str, what: str) -> Issues:
+    """``args[key]``, when given as text, is not empty."""
+    value = args.get(key)
+    if not isinstance(value, str) or value.strip():
+        return []
+    return [(key, f"is empty: name the {what}")]
+
+
+def system_pool_issues(pool: Any, key: str) -> Issues:
+    """A cluster's system pool (under ``key``): min_nodes >= 1, max_nodes >= 1, min_nodes <= max_nodes,
+    disk_size_gb >= :data:`MIN_SYSTEM_DISK_SIZE_GB`. The controllers (DNS, the DRA controller, the
+    autoscaler) need at least one node to run on."""
+    if not isinstance(pool, Mapping):
+        return []
+    issues = [(f"{key}.{path}", message) for path, message in
+              at_least(pool, "min_nodes", 1, ": the controllers need a node to run on")
+              + at_least(pool, "max_nodes", 1, ": the controllers need a node to run on")
+              + at_least(pool, "disk_size_gb", MIN_SYSTEM_DISK_SIZE_GB, " GB")]
+    low, high = _number(pool.get("min_nodes", 1)), _number(pool.get("max_nodes", 3))
+    if low is not None and high is not None and low > high:
+        issues.append((f"{key}.min_nodes", f"{low!r} is greater than max_nodes ({high!r})"))
+    return issues
+
+
+def cluster_cidr_issues(value: Any, path: str, max_prefix: int = 20) -> Issues:
+    """A cluster range (Pods, Services): a CIDR block of /``max_prefix`` or larger."""
+    if not isinstance(value, str):
+        return []
+    try:
+        net = ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        return [(path, f"{value!r} is not a CIDR block such as 10.0.0.0/16 ({exc})")]
+    if net.prefixlen > max_prefix:
+        return [(path, f"{value} is too small for a cluster; use a /{max_prefix} or larger")]
     return []

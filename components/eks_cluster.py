@@ -25,6 +25,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from . import argument_rules as rules
 from .base import Issues, LibraryComponent
 from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
@@ -120,10 +121,8 @@ def cluster_issues(args: EksClusterArgs) -> Issues:
                                                      "arn:aws:iam::123456789012:role/platform-admins"))
     if len(set(principals)) != len(principals):
         issues.append(("admin_principals", "an ARN is listed twice"))
-    group = args.get("system_node_group") or {}
-    if group.get("min_nodes", 1) > group.get("max_nodes", 3):
-        issues.append(("system_node_group.min_nodes", "is greater than max_nodes"))
-    return issues
+    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "region", "AWS region")
+    return issues + rules.system_pool_issues(args.get("system_node_group") or {}, "system_node_group")
 
 
 def assume_role_policy(service: str) -> str:

@@ -33,6 +33,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from . import argument_rules as rules
 from .base import Issues, LibraryComponent
 from .gcp_labels import gcp_label_issues
 from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
@@ -204,9 +205,10 @@ def cluster_issues(args: GkeClusterArgs) -> Issues:
         issues.append(("kubernetes_version", problem))
     if not args.get("zones"):
         issues.append(("zones", "list at least one zone"))
-    pool = args.get("system_pool", {})
-    if pool.get("min_nodes", 1) > pool.get("max_nodes", 3):
-        issues.append(("system_pool.min_nodes", "is greater than max_nodes"))
+    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "region or zone")
+    for key in ("pods_cidr", "services_cidr"):
+        issues += rules.cluster_cidr_issues(args.get(key), key)
+    issues += rules.system_pool_issues(args.get("system_pool", {}), "system_pool")
     return issues + gcp_label_issues(args.get("labels", {}))
 
 

@@ -284,6 +284,7 @@ CLUSTER_PATHS = {
     "system_pool.max_nodes": "systemPool.max",
     "system_node_group.min_nodes": "systemPool.min",
     "system_node_group.max_nodes": "systemPool.max",
+    "system_node_group.disk_size_gb": "systemPool.diskSizeGb",
     "system_node_group": "systemPool",
     "pods_cidr": "network.podsCidr",
     "services_cidr": "network.servicesCidr",

@@ -92,15 +92,7 @@ class ControlPlaneAccess(Model):
             except ValueError as exc:
                 raise ValueError(f"{cidr!r} is not a CIDR block such as 203.0.113.0/24 ({exc})") from None
         return value
-
-    @model_validator(mode="after")
-    def _public_needs_allow_list(self) -> ControlPlaneAccess:
-        if self.public_endpoint and not self.authorized_networks:
-            raise ValueError(
-                "publicEndpoint: true needs authorizedNetworks (the CIDR blocks allowed to reach the API); "
-                "an open control plane is never the default"
-            )
-        return self
+    # publicEndpoint: true needs authorizedNetworks: every cluster component's own check.
 
 
 class NetworkConfig(Model):
@@ -145,21 +137,17 @@ class SystemPool(Model):
     machine_type: str = "e2-standard-4"  # GKE
     instance_types: list[str] = ["m6i.large"]  # EKS
     vm_size: str = "Standard_D4ds_v5"  # AKS
-    min: int = Field(default=1, ge=1)
-    max: int = Field(default=3, ge=1)
-    disk_size_gb: int = Field(default=100, ge=20)
-
-    @model_validator(mode="after")
-    def _min_max(self) -> SystemPool:
-        if self.min > self.max:
-            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
-        return self
+    # min >= 1, max >= 1, min <= max, diskSizeGb >= 20: the cluster components' own check
+    # (gpu_fungibility.argument_rules.system_pool_issues), reported here with these key paths.
+    min: int = 1
+    max: int = 3
+    disk_size_gb: int = 100
 
 
 class ClusterConfig(Model):
     cloud: Cloud
-    name: Name
-    location: str = Field(min_length=1)
+    name: str  # a DNS label of 1-40 characters: the cluster components' check (argument_rules.cluster_name_issues)
+    location: str  # not empty: the cluster components' check
     zones: list[str] = Field(min_length=1)
     kubernetes_version: str = "1.34"
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"] = "REGULAR"

@@ -13,17 +13,23 @@ import pulumi
 import pytest
 from gpu_fungibility.errors import ComponentArgsError
 
-from offline_plan.run import run_program
+from offline_plan.run import read_stack_file, run_program
 from stacks import arguments
 from stacks.loader import ConfigError, parse_stack_config
-from tests.test_config import GKE
+from tests.test_config import EKS, GKE
 
 CFG = parse_stack_config(copy.deepcopy(GKE))
+EKS_CFG = parse_stack_config(copy.deepcopy(EKS))
+AKS_RAW = read_stack_file("aks-dev").namespace_config
+AKS_CFG = parse_stack_config(copy.deepcopy(AKS_RAW))
 
 BUILDERS = {
     "gke-pool": lambda: arguments.gke_pool(CFG, "a100-80gb"),
     "workload": lambda: arguments.workload(CFG, "vllm"),
     "claims": lambda: arguments.dra_claims(CFG),
+    "gke-cluster": lambda: arguments.gke_cluster(CFG),
+    "eks-cluster": lambda: arguments.eks_cluster(EKS_CFG),
+    "aks-cluster": lambda: arguments.aks_cluster(AKS_CFG),
 }
 
 
@@ -72,6 +78,32 @@ HOSTILE_ARGS = [
      [("device_classes.big.min_memory_gi", "below 1")]),
 ]
 
+# The cluster components: the same rules under each one's own argument names (its system pool is
+# ``system_pool`` on GKE and AKS, ``system_node_group`` on EKS; its location ``region`` on EKS).
+_CLUSTER_POOL = {"gke-cluster": ("system_pool", "location"), "eks-cluster": ("system_node_group", "region"),
+                 "aks-cluster": ("system_pool", "location")}
+for _cluster, (_pool, _where) in _CLUSTER_POOL.items():
+    HOSTILE_ARGS += [
+        (f"{_cluster}-name-underscore", _cluster, {"name": "GPU_cluster"}, [("name", "not a cluster name")]),
+        (f"{_cluster}-name-41", _cluster, {"name": "c" * 41}, [("name", "not a cluster name")]),
+        (f"{_cluster}-name-trailing-dash", _cluster, {"name": "gpu-"}, [("name", "not a cluster name")]),
+        (f"{_cluster}-empty-location", _cluster, {_where: ""}, [(_where, "is empty")]),
+        (f"{_cluster}-min-0", _cluster, {f"{_pool}.min_nodes": 0}, [(f"{_pool}.min_nodes", "below 1")]),
+        (f"{_cluster}-max-0", _cluster, {f"{_pool}.min_nodes": 1, f"{_pool}.max_nodes": 0},
+         [(f"{_pool}.max_nodes", "below 1"), (f"{_pool}.min_nodes", "greater than max_nodes")]),
+        (f"{_cluster}-min-above-max", _cluster, {f"{_pool}.min_nodes": 4, f"{_pool}.max_nodes": 2},
+         [(f"{_pool}.min_nodes", "greater than max_nodes")]),
+        (f"{_cluster}-disk-19", _cluster, {f"{_pool}.disk_size_gb": 19}, [(f"{_pool}.disk_size_gb", "below 20")]),
+        (f"{_cluster}-public-without-allow-list", _cluster, {"public_endpoint": True, "authorized_networks": []},
+         [("public_endpoint", "needs authorized_networks")]),
+        (f"{_cluster}-system-pool-output", _cluster, {_pool: AsOutput({"min_nodes": 1})}, [(_pool, "plain value")]),
+    ]
+HOSTILE_ARGS += [
+    ("gke-cluster-pods-cidr-24", "gke-cluster", {"pods_cidr": "10.4.0.0/24"}, [("pods_cidr", "too small")]),
+    ("gke-cluster-services-cidr-garbage", "gke-cluster", {"services_cidr": "10.8.0.1/20"},
+     [("services_cidr", "not a CIDR block")]),
+]
+
 
 def _in_program(work):
     """Run ``work()`` inside a program run under mocks and return what it returned (or raise what it raised).
@@ -102,7 +134,8 @@ def test_the_component_check_names_each_bad_argument(case, component, changes, e
         assert any(p == path and words in m for p, m in found), (path, words, found)
 
 
-@pytest.mark.parametrize("case", ["labels-output", "negative-disk", "port-70000", "exactly-64"])
+@pytest.mark.parametrize("case", ["labels-output", "negative-disk", "port-70000", "exactly-64", "gke-cluster-min-0",
+                                  "eks-cluster-name-underscore", "aks-cluster-disk-19"])
 def test_constructing_is_a_component_args_error(case):
     _, component, changes, expected = next(r for r in HOSTILE_ARGS if r[0] == case)
 
@@ -123,13 +156,20 @@ CONFIG_CASES = [
     ("workloads/vllm/gpuMemoryUtilization", 5.0, "workloads.vllm.gpuMemoryUtilization", "at most 1"),
     ("workloads/vllm/maxModelLen", -1, "workloads.vllm.maxModelLen", "below 1"),
     ("workloads/vllm/service", {"port": 0}, "workloads.vllm.service.port", "not a port"),
+    ("cluster/name", "gpu-", "cluster.name", "not a cluster name"),
+    ("cluster/location", "", "cluster.location", "is empty"),
+    ("cluster/systemPool", {"min": 0}, "cluster.systemPool.min", "below 1"),
+    ("cluster/systemPool", {"min": 1, "max": 0}, "cluster.systemPool.max", "below 1"),
+    ("cluster/systemPool", {"min": 3, "max": 2}, "cluster.systemPool.min", "greater than max_nodes"),
+    ("cluster/systemPool", {"diskSizeGb": 19}, "cluster.systemPool.diskSizeGb", "below 20"),
+    ("cluster/network", {"podsCidr": "10.4.0.0/24"}, "cluster.network.podsCidr", "too small"),
 ]
 
 
-def _config_issues(changes) -> list[tuple[str, str]]:
+def _config_issues(changes, base=GKE) -> list[tuple[str, str]]:
     from tests.test_config import _set as set_config
 
-    raw = copy.deepcopy(GKE)
+    raw = copy.deepcopy(base)
     for path, value in changes:
         set_config(raw, path, value)
     with pytest.raises(ConfigError) as caught:
@@ -137,9 +177,28 @@ def _config_issues(changes) -> list[tuple[str, str]]:
     return caught.value.issues
 
 
-@pytest.mark.parametrize(("path", "value", "key", "words"), CONFIG_CASES, ids=[c[2] for c in CONFIG_CASES])
+@pytest.mark.parametrize(("path", "value", "key", "words"), CONFIG_CASES,
+                         ids=[f"{c[2]}-{c[3]}" for c in CONFIG_CASES])
 def test_the_config_reports_the_library_rule_with_its_key_path(path, value, key, words):
     issues = _config_issues([(path, value)])
+    assert any(k == key and words in m for k, m in issues), issues
+
+
+CLUSTER_CONFIG_CASES = [(base, path, value, key, words) for base in ("eks", "aks") for path, value, key, words in [
+    ("cluster/name", "GPU_cluster", "cluster.name", "not a cluster name"),
+    ("cluster/location", "", "cluster.location", "is empty"),
+    ("cluster/systemPool", {"min": 0}, "cluster.systemPool.min", "below 1"),
+    ("cluster/systemPool", {"min": 3, "max": 2}, "cluster.systemPool.min", "greater than max_nodes"),
+    ("cluster/systemPool", {"diskSizeGb": 19}, "cluster.systemPool.diskSizeGb", "below 20"),
+    ("cluster/controlPlane", {"publicEndpoint": True}, "cluster.controlPlane.publicEndpoint",
+     "needs authorized_networks"),
+]]
+
+
+@pytest.mark.parametrize(("base", "path", "value", "key", "words"), CLUSTER_CONFIG_CASES,
+                         ids=[f"{c[0]}-{c[3]}-{c[4]}" for c in CLUSTER_CONFIG_CASES])
+def test_the_eks_and_aks_configs_report_the_cluster_rules_with_their_key_paths(base, path, value, key, words):
+    issues = _config_issues([(path, value)], EKS if base == "eks" else AKS_RAW)
     assert any(k == key and words in m for k, m in issues), issues
 
 
