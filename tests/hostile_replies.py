@@ -13,7 +13,10 @@ document for the status).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from preflight.calls import DENIED, MALFORMED, SERVER, THROTTLED, TIMEOUT, CallPolicy
 
@@ -78,3 +81,38 @@ def policy_for(row: HostileReply) -> CallPolicy:
 
 TRICKLE_SECONDS = 0.05  # between two bytes: well under the per-call timeout, so only a deadline stops it
 HTML_PAGE = b"<html><head><title>502 Bad Gateway</title></head><body>upstream timed out</body></html>"
+
+
+def scripted_replies(row: HostileReply, good: dict, figures: list[tuple[str, ...]], error_body: bytes,
+                     reply: Callable[..., Any]) -> list[Any]:
+    """The row as a REST API answers it, in a loopback fake's ``reply(status, body, headers, trickle)`` type.
+
+    ``good`` is the real answer, ``figures`` the paths to numbers in it (``"lots"`` replaces them in the
+    non-numeric row), ``error_body`` what the API sends with an error status.
+    """
+    text = json.dumps(good).encode()
+    bodies = {
+        "answer": text,
+        "truncated": text[: len(text) // 2],
+        "list": json.dumps([good]).encode(),
+        "non-numeric": json.dumps(with_value(good, figures, "lots")).encode(),
+        "html": HTML_PAGE,
+        "empty": b"",
+        "error": error_body,
+    }
+    headers = {"Retry-After": row.retry_after} if row.retry_after is not None else {}
+    if row.body == "html":
+        headers["Content-Type"] = "text/html"
+    first = reply(row.status, bodies[row.body], headers, TRICKLE_SECONDS if row.trickle else 0.0)
+    return [first, reply(200, text)] if row.recovers else [first]
+
+
+def with_value(body: dict, paths: list[tuple[str, ...]], value: object) -> dict:
+    """A copy of ``body`` with ``value`` at every path (list indexes as digit strings)."""
+    copy = json.loads(json.dumps(body))
+    for path in paths:
+        target = copy
+        for key in path[:-1]:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        target[path[-1]] = value
+    return copy

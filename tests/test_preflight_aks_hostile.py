@@ -19,12 +19,11 @@ from tests.azure_fake import SUBSCRIPTION, TOKEN, AzureFake, authorization_faile
 from tests.compute_fake import Reply
 from tests.hostile_replies import (
     HOSTILE_REPLIES,
-    HTML_PAGE,
     TEST_POLICY,
-    TRICKLE_SECONDS,
     HostileReply,
     names_call,
     policy_for,
+    scripted_replies,
 )
 from tests.preflight_output import line_of, verdicts
 
@@ -68,31 +67,7 @@ def run(capsys, row: HostileReply | None = None) -> tuple[int, str, str]:
 
 def replies(row: HostileReply, good: dict, figures: list[tuple[str, ...]]) -> list[Reply]:
     """The row as Resource Manager answers: ``good`` is the real answer, ``figures`` the paths to numbers in it."""
-    text = json.dumps(good).encode()
-    bodies = {
-        "answer": text,
-        "truncated": text[: len(text) // 2],
-        "list": json.dumps([good]).encode(),
-        "non-numeric": json.dumps(_with(good, figures, "lots")).encode(),
-        "html": HTML_PAGE,
-        "empty": b"",
-        "error": json.dumps(_error(row.status)).encode(),
-    }
-    headers = {"Retry-After": row.retry_after} if row.retry_after is not None else {}
-    if row.body == "html":
-        headers["Content-Type"] = "text/html"
-    first = Reply(row.status, bodies[row.body], headers, TRICKLE_SECONDS if row.trickle else 0.0)
-    return [first, Reply(200, text)] if row.recovers else [first]
-
-
-def _with(body: dict, paths: list[tuple[str, ...]], value: object) -> dict:
-    copy = json.loads(json.dumps(body))
-    for path in paths:
-        target = copy
-        for key in path[:-1]:
-            target = target[int(key)] if isinstance(target, list) else target[key]
-        target[path[-1]] = value
-    return copy
+    return scripted_replies(row, good, figures, json.dumps(_error(row.status)).encode(), Reply)
 
 
 def _error(status: int) -> dict:
