@@ -40,7 +40,7 @@ class GpuModel:
     architecture: str
     cuda_compute_capability: str  # semver, as the driver publishes it
     brand: str = "Nvidia"
-    mig_profiles: tuple[str, ...] = ()
+    mig_profiles: tuple[str, ...] = ()  # GPU instance profiles (components/mig_geometry.py has their figures)
     clouds: tuple[str, ...] = ("gke", "eks")
 
     family: Family = field(default="gpu", init=False)
@@ -110,7 +110,7 @@ GPUS: dict[str, GpuModel] = {
             40960,
             "Ampere",
             "8.0.0",
-            mig_profiles=("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+            mig_profiles=("1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
         ),
         GpuModel(
             "nvidia-a100-80gb",
@@ -119,7 +119,7 @@ GPUS: dict[str, GpuModel] = {
             81920,
             "Ampere",
             "8.0.0",
-            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+            mig_profiles=("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
         ),
         GpuModel(
             "nvidia-h100-80gb",
@@ -128,7 +128,7 @@ GPUS: dict[str, GpuModel] = {
             81559,
             "Hopper",
             "9.0.0",
-            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+            mig_profiles=("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
             clouds=ALL_CLOUDS,
         ),
         # Azure's PCIe and NVL parts (NC A100 v4 "Nvidia PCIe A100 GPU (80GB)", NCads H100 v5 "Nvidia PCIe
@@ -142,11 +142,12 @@ GPUS: dict[str, GpuModel] = {
             81920,
             "Ampere",
             "8.0.0",
-            mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+            mig_profiles=("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
             clouds=("aks",),
         ),
         GpuModel("nvidia-h100-nvl", "NVIDIA H100 NVL", 94, 95830, "Hopper", "9.0.0",
-                 mig_profiles=("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"), clouds=("aks",)),
+                 mig_profiles=("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb",
+                               "7g.94gb"), clouds=("aks",)),
         GpuModel("nvidia-a10", "NVIDIA A10", 24, 23028, "Ampere", "8.6.0", clouds=("aks",)),
         GpuModel(
             "nvidia-h200-141gb",
@@ -155,7 +156,7 @@ GPUS: dict[str, GpuModel] = {
             143771,
             "Hopper",
             "9.0.0",
-            mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+            mig_profiles=("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
         ),
         GpuModel("nvidia-b200", "NVIDIA B200", 180, 183359, "Blackwell", "10.0.0"),
     )

@@ -332,8 +332,8 @@ def test_mig_slices_come_from_the_same_physical_gpu():
     result = simulate(cfg, mig_objects(), replicas={"mig-inference": 3})
     first, second, third = result.of("mig-inference")
     # each A100 80GB is cut into 3g.40gb + 1g.10gb; two GPUs -> two replicas
-    assert first.devices == ("gpu-0-mig-3g40gb-0", "gpu-0-mig-1g10gb-1")
-    assert second.devices == ("gpu-1-mig-3g40gb-0", "gpu-1-mig-1g10gb-1")
+    assert first.devices == ("gpu-0-mig-3g40gb-9-4", "gpu-0-mig-1g10gb-19-0")
+    assert second.devices == ("gpu-1-mig-3g40gb-9-4", "gpu-1-mig-1g10gb-19-0")
     assert first.tensor_parallel_size == 1  # the serving container sees its one slice
     assert third.status == PENDING and "a100-mig is at max (1 node" in third.reason
 
@@ -348,12 +348,12 @@ def test_mig_constraint_refuses_slices_of_different_gpus():
     (pod,) = pod_specs(cfg, objects)
     node = ClusterBuilder(cfg).node("a100-mig", 0)
     # the 1g.10gb slice of gpu-0 and the 3g.40gb slice of gpu-1 are taken: what is left spans two GPUs
-    taken = frozenset({f"{node.name}/gpu-0-mig-1g10gb-1", f"{node.name}/gpu-1-mig-3g40gb-0"})
+    taken = frozenset({f"{node.name}/gpu-0-mig-1g10gb-19-0", f"{node.name}/gpu-1-mig-3g40gb-9-4"})
     allocator = Allocator(device_classes(objects)[0])
     assert allocator.allocate(pod.claims, node, taken) is None
     (unconstrained,) = pod_specs(cfg, mig_objects(constraint=False))
     picks = allocator.allocate(unconstrained.claims, node, taken)
-    assert [p.device.name for p in picks] == ["gpu-0-mig-3g40gb-0", "gpu-1-mig-1g10gb-1"]
+    assert [p.device.name for p in picks] == ["gpu-0-mig-3g40gb-9-4", "gpu-1-mig-1g10gb-19-0"]
 
 
 # ------------------------------------------------------------------ shared claims

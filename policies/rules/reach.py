@@ -155,10 +155,10 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
 def _published(accelerator_type: str, count: int, mig: bool) -> tuple[dra_cel.Device, ...] | None:
     """The devices one node with ``count`` of this accelerator publishes; MIG: one slice of every profile per GPU."""
     gpu = GPUS.get(accelerator_type)
-    profiles = list(gpu.mig_profiles) if (mig and gpu is not None) else None
     try:
         # One slice of every profile per GPU: what each kind of slice looks like, not a layout that must fit.
-        driver, entries = devices.published("policy", "node", accelerator_type, count, profiles, mig_sets=1)
+        driver, entries = devices.published("policy", "node", accelerator_type, count,
+                                            every_mig_profile=bool(mig and gpu is not None and gpu.mig_profiles))
     except ValueError:
         return None
     return tuple(dra_cel.Device.from_slice_device(driver, e) for e in entries)
