@@ -107,6 +107,17 @@ def cuda_driver_version(nvml_value: int) -> str:
     return semver(f"{nvml_value // 1000}.{(nvml_value % 1000) // 10}")
 
 
+def pci_bus_id(nvml_bus_id: str) -> str:
+    """NVML's ``busId`` as go-nvlib's ``GetPCIBusID`` hands it to the driver: lower case, 8-digit domain cut to 4."""
+    bus_id = nvml_bus_id.lower()
+    return bus_id[4:] if re.match(r"^0{4}[0-9a-f]{4}:", bus_id) else bus_id
+
+
+def pcie_root(sysfs_path: str) -> str:
+    """The ``pcieRoot`` attribute: the first directory under /sys/devices of the GPU's PCI device."""
+    return sysfs_path.removeprefix("/sys/devices/").split("/")[0]
+
+
 def rfc1123(name: str) -> str:
     """The driver's ``toRFC1123Compliant`` (mig.go:247-260)."""
     name = re.sub(r"[^a-z0-9-.]", "-", name.lower()).strip("-").removesuffix(".")
