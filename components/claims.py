@@ -24,7 +24,7 @@ import pulumi
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 from pulumi_kubernetes.resource import v1 as resource_v1
 
-from . import catalog, device_selectors, mig_geometry
+from . import catalog, device_selectors, devices, mig_geometry
 from .argument_rules import at_least, device_count_issues
 from .base import RESERVED_NAMESPACES, Issues, LibraryComponent
 from .node_selection import is_dns_subdomain
@@ -34,6 +34,8 @@ ALL_DEVICES = "All"
 MIG_REQUEST_CLAIM = "mig"
 MAX_ALTERNATIVES = 8  # DRA's limit on firstAvailable subrequests
 DRIVERS = (device_selectors.NVIDIA_DRIVER, device_selectors.TPU_DRIVER)
+#: What an NVIDIA DeviceClass admits: whole GPUs or MIG slices.
+DEVICE_KINDS = ("gpu", "mig")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -96,6 +98,9 @@ class DeviceClassSpec(TypedDict):
     """GPUs: one of these architectures."""
     expressions: NotRequired[list[str]]
     """Extra CEL expressions, ANDed."""
+    devices: NotRequired[str]
+    """NVIDIA: ``gpu`` (default, whole GPUs) or ``mig`` (MIG slices; ``min_memory_gi`` is then the slice's
+    real memory, which is below the profile name's figure: no H100 ``1g.10gb`` has 10 GiB)."""
 
 
 class DraClaimsArgs(TypedDict):
@@ -204,6 +209,7 @@ def device_class_spec(spec: Mapping[str, Any]) -> resource_v1.DeviceClassSpecArg
         product_names=list(spec.get("product_names") or []),
         architectures=list(spec.get("architectures") or []),
         expressions=list(spec.get("expressions") or []),
+        devices=str(spec.get("devices") or "gpu"),
     )
     return resource_v1.DeviceClassSpecArgs(selectors=[_selector(expression)])
 
@@ -302,6 +308,19 @@ def device_class_issues(name: str, spec: Mapping[str, Any], path: str) -> Issues
             if spec.get(key):
                 issues.append((f"{path}.{key}", "the TPU DRA driver publishes no such attribute; "
                                                 "use expressions on tpuGen instead"))
+    kind = spec.get("devices", "gpu")
+    if kind not in DEVICE_KINDS:
+        issues.append((f"{path}.devices", f"{kind!r} is not one of {', '.join(DEVICE_KINDS)}"))
+    elif kind == "mig" and driver != device_selectors.NVIDIA_DRIVER:
+        issues.append((f"{path}.devices", f"MIG slices are {device_selectors.NVIDIA_DRIVER} devices, not {driver}"))
+    elif kind == "mig" and isinstance(spec.get("min_memory_gi"), int) and spec["min_memory_gi"] >= 1:
+        gpus = devices.mig_gpus(list(spec.get("product_names") or []), list(spec.get("architectures") or []))
+        if not devices.mig_slices_with(spec["min_memory_gi"], gpus):
+            largest = max((p.memory_mib for g in gpus for p in mig_geometry.profiles_of(g).values()), default=0)
+            issues.append((f"{path}.min_memory_gi",
+                           f"no MIG slice of {', '.join(gpus) or 'any catalog GPU the filters admit'} has "
+                           f"{spec['min_memory_gi']} GiB of memory (largest: {largest} MiB, as NVML reports "
+                           "it); the class would select nothing"))
     return issues
 
 

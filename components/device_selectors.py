@@ -79,6 +79,11 @@ def whole_gpu() -> str:
     return f"{attribute(NVIDIA_DRIVER, 'type')} == 'gpu'"
 
 
+def mig_slice() -> str:
+    """A MIG slice, not a whole GPU."""
+    return f"{attribute(NVIDIA_DRIVER, 'type')} == 'mig'"
+
+
 def mig_profile_is(profile: str) -> str:
     return f"{attribute(NVIDIA_DRIVER, 'profile')} == {cel_string(profile)}"
 
@@ -143,18 +148,21 @@ def device_class_expression(
     product_names: list[str] | None = None,
     architectures: list[str] | None = None,
     expressions: list[str] | None = None,
+    devices: str = "gpu",
 ) -> str:
     """The one CEL expression of a DeviceClass: every clause must hold.
 
     The driver check comes first: CEL's ``&&`` then never looks up another
     driver's attributes (a missing attribute is an error that aborts
-    allocation). An NVIDIA class also admits only whole GPUs, so that a
-    ``3g.40gb`` MIG slice never satisfies a "40Gi or more" class meant for
-    GPUs. User ``expressions`` are parenthesised and ANDed last.
+    allocation). An NVIDIA class admits only whole GPUs (``devices="gpu"``,
+    the default), so that a ``3g.40gb`` MIG slice never satisfies a "40Gi or
+    more" class meant for GPUs, or only MIG slices (``devices="mig"``), whose
+    ``memory`` is the slice's (NVML's, below the profile name's figure). User
+    ``expressions`` are parenthesised and ANDed last.
     """
     clauses = [driver_is(driver)]
     if driver == NVIDIA_DRIVER:
-        clauses.append(whole_gpu())
+        clauses.append(mig_slice() if devices == "mig" else whole_gpu())
     if min_memory_gi is not None:
         clauses.append(memory_at_least(min_memory_gi, driver))
     if product_names:

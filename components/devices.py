@@ -129,6 +129,36 @@ def mig_device_name(minor: int, profile: mig_geometry.MigProfile, start: int) ->
     return f"gpu-{minor}-mig-{rfc1123(profile.name.replace('.', ''))}-{profile.profile_id}-{start}"
 
 
+def mig_gpus(product_names: Sequence[str] = (), architectures: Sequence[str] = ()) -> list[str]:
+    """Catalog GPUs with MIG that pass a DeviceClass's productName / architecture filters (empty: any)."""
+    return [g.type for g in catalog.GPUS.values() if mig_geometry.profiles_of(g.type)
+            and (not product_names or g.product_name in product_names)
+            and (not architectures or g.architecture in architectures)]
+
+
+def mig_slices_with(min_memory_gi: int, accelerator_types: Sequence[str],
+                    profiles: Sequence[str] | None = None) -> list[tuple[str, mig_geometry.MigProfile]]:
+    """The ``(GPU, profile)`` slices whose real memory is at least ``min_memory_gi`` GiB (``profiles``: only these)."""
+    return [(gpu, p) for gpu in accelerator_types for p in mig_geometry.profiles_of(gpu).values()
+            if (profiles is None or p.name in profiles) and p.memory_mib >= min_memory_gi * 1024]
+
+
+def mig_slices_named_above_their_memory(min_memory_gi: int, accelerator_types: Sequence[str],
+                                        profiles: Sequence[str] | None = None
+                                        ) -> list[tuple[str, mig_geometry.MigProfile]]:
+    """Slices whose profile name promises ``min_memory_gi`` GB or more while NVML gives them less than that in GiB.
+
+    The trap of a memory floor on MIG slices: ``1g.10gb`` reads as 10 GB, a real H100 slice has 9984 MiB.
+    """
+    found = []
+    for gpu in accelerator_types:
+        for p in mig_geometry.profiles_of(gpu).values():
+            nominal = int(p.name.split(".")[1].split("gb")[0])
+            if (profiles is None or p.name in profiles) and nominal >= min_memory_gi > p.memory_mib / 1024:
+                found.append((gpu, p))
+    return found
+
+
 def _uuid(*parts: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(("gpu-fungibility", *parts))))
 

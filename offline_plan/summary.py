@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from gpu_fungibility import catalog
+from gpu_fungibility import catalog, mig_geometry
 
 from offline_plan import node_sizes
 from offline_plan.comment_size import fit_comment
@@ -84,9 +84,31 @@ def _id(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text)
 
 
+def _mig_slices(cfg: Any) -> dict[tuple[str, str], tuple[str, str]]:
+    """``(claim template, request) -> (accelerator type, MIG profile)`` of every MIG workload."""
+    from gpu_fungibility.claims import template_name
+
+    found = {}
+    for name, wl in cfg.workloads.items():
+        pool = cfg.node_pools.get(wl.pool or "")
+        for piece in (wl.mig or []) if pool is not None else []:
+            found[(template_name(name), piece.name)] = (pool.accelerator.type, piece.profile)
+    return found
+
+
+def _mig_memory(accelerator_type: str, profile: str) -> str:
+    """A MIG slice's memory as NVML gives it (not the profile name's nominal figure)."""
+    found = mig_geometry.profiles_of(accelerator_type).get(profile)
+    if found is None:
+        return "-"
+    estimate = "" if found.measured else ", estimated"
+    return f"{found.memory_mib / 1024:.2f} GiB ({profile}: {found.memory_mib} MiB{estimate})"
+
+
 def _fungibility(cfg: Any, objects: list[dict[str, Any]]) -> str:
     """One row per claim alternative, read back from the generated claim objects."""
     rows = []
+    mig = _mig_slices(cfg)
     for obj in objects:
         if obj.get("kind") not in ("ResourceClaimTemplate", "ResourceClaim"):
             continue
@@ -100,7 +122,8 @@ def _fungibility(cfg: Any, objects: list[dict[str, Any]]) -> str:
                 pool = cfg.node_pools.get(alt.get("name", ""))
                 mode = alt.get("allocationMode", "ExactCount")
                 count = alt.get("count", 1) if mode == "ExactCount" else "all"
-                memory = _memory(pool, count)
+                slice_of = mig.get((name, str(request.get("name"))))
+                memory = _mig_memory(*slice_of) if slice_of else _memory(pool, count)
                 selectors = " && ".join(s.get("cel", {}).get("expression", "").strip()
                                         for s in alt.get("selectors", [])) or "(device class only)"
                 rows.append(f"| `{obj['kind']}/{name}` | {request.get('name')} | {rank} | {alt.get('name')} "

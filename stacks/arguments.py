@@ -565,7 +565,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
     device_classes = {
         name: {"driver": dc.driver, **({"min_memory_gi": dc.min_memory_gi} if dc.min_memory_gi else {}),
                "product_names": list(dc.product_names), "architectures": list(dc.architectures),
-               "expressions": list(dc.expressions)}
+               "expressions": list(dc.expressions), **({"devices": dc.devices} if dc.devices != "gpu" else {})}
         for name, dc in cfg.device_classes.items()
     }
     table: dict[str, str | None] = {f"device_classes.{n}": f"/deviceClasses.{n}" for n in cfg.device_classes}

@@ -348,6 +348,7 @@ class DeviceClassConfig(Model):
     product_names: list[str] = []
     architectures: list[str] = []
     expressions: list[str] = []  # extra CEL, ANDed
+    devices: Literal["gpu", "mig"] = "gpu"  # NVIDIA: whole GPUs, or MIG slices (memory = the slice's, from NVML)
 
 
 class SharedClaim(Model):

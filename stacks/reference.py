@@ -95,6 +95,7 @@ DESCRIPTIONS = {
     "deviceClasses.<name>.productNames": "allowed product names",
     "deviceClasses.<name>.architectures": "allowed architectures",
     "deviceClasses.<name>.expressions": "extra CEL expressions (ANDed)",
+    "deviceClasses.<name>.devices": "`gpu` (whole GPUs, default) or `mig` (MIG slices, judged on their real memory)",
     "sharedClaims.<name>.namespace": "namespace of the shared ResourceClaim",
     "sharedClaims.<name>.computeClass": "alternatives from a compute class",
     "sharedClaims.<name>.pool": "or one pool",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpu_fungibility import catalog, clouds, mig_geometry
+from gpu_fungibility import catalog, clouds, devices, mig_geometry
 from gpu_fungibility.claims import MAX_ALTERNATIVES
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ Issues = list[tuple[str, str]]
 
 def cross_field_issues(cfg: StackConfig) -> Issues:
     issues: Issues = []
-    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools):
+    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools, _mig_classes):
         issues.extend(check(cfg))
     return issues
 
@@ -61,6 +61,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
             warnings.append(
                 f"nodePools.{name} is on-demand (spot: false); set onDemandFallback: true if that is deliberate"
             )
+    warnings.extend(_mig_class_warnings(cfg))
     return warnings
 
 
@@ -165,7 +166,9 @@ def _workloads(cfg: StackConfig) -> Issues:
         if placement or (wl.shared_claim and not cfg.shared_claims.get(wl.shared_claim)):
             continue
         pools = cfg.placement_pools(wl)
-        if wl.min_accelerator_memory_gi:
+        if wl.min_accelerator_memory_gi and wl.mig and wl.pool in cfg.node_pools:
+            issues.extend(_mig_memory_floor(cfg, name))
+        elif wl.min_accelerator_memory_gi:
             for i, pool_name in enumerate(pools):
                 pool = cfg.node_pools[pool_name]
                 if not pool.accelerator.known:
@@ -206,3 +209,66 @@ def _shared_mig_pools(cfg: StackConfig) -> Issues:
             issues.append((f"workloads.{names[-1]}.mig", f"the MIG workloads on pool {pool_name} "
                                                          f"({', '.join(names)}) share each GPU: {problem}"))
     return issues
+
+
+def _mig_memory_floor(cfg: StackConfig, name: str) -> Issues:
+    """A MIG workload's memory floor, judged on its slices' real memory (NVML's, below the profile names)."""
+    wl = cfg.workloads[name]
+    accelerator = cfg.node_pools[wl.pool or ""].accelerator.type
+    profiles = mig_geometry.profiles_of(accelerator)
+    if not wl.mig or any(piece.profile not in profiles for piece in wl.mig):
+        return []  # an unknown profile is the claim's own check
+    mib = sum(profiles[piece.profile].memory_mib for piece in wl.mig)
+    if mib >= (wl.min_accelerator_memory_gi or 0) * 1024:
+        return []
+    return [(f"workloads.{name}.minAcceleratorMemoryGi",
+             f"its MIG slices ({', '.join(piece.profile for piece in wl.mig)} of {accelerator}) have {mib} MiB "
+             f"({mib / 1024:.2f} GiB) as NVML reports them, below the required {wl.min_accelerator_memory_gi} GiB")]
+
+
+def _stack_mig_slices(cfg: StackConfig) -> dict[str, set[str]]:
+    """The MIG profiles the stack's workloads cut each GPU type into."""
+    found: dict[str, set[str]] = {}
+    for wl in cfg.workloads.values():
+        pool = cfg.node_pools.get(wl.pool or "")
+        if wl.mig and pool is not None and pool.accelerator.known:
+            found.setdefault(pool.accelerator.type, set()).update(piece.profile for piece in wl.mig)
+    return found
+
+
+def _mig_classes(cfg: StackConfig) -> Issues:
+    """A MIG device class with a memory floor no slice of the stack's MIG pools reaches selects nothing."""
+    issues: Issues = []
+    layouts = _stack_mig_slices(cfg)
+    for name, dc in cfg.device_classes.items():
+        if dc.devices != "mig" or not dc.min_memory_gi:
+            continue
+        gpus = [g for g in devices.mig_gpus(dc.product_names, dc.architectures) if g in layouts]
+        if not gpus:
+            continue
+        if not any(devices.mig_slices_with(dc.min_memory_gi, [g], sorted(layouts[g])) for g in gpus):
+            have = ", ".join(f"{p} of {g} ({mig_geometry.profile(g, p).memory_mib} MiB)"
+                             for g in gpus for p in sorted(layouts[g]) if p in mig_geometry.profiles_of(g))
+            issues.append((f"deviceClasses.{name}.minMemoryGi",
+                           f"no MIG slice this stack cuts has {dc.min_memory_gi} GiB as NVML reports it ({have}): "
+                           "the class would select nothing"))
+    return issues
+
+
+def _mig_class_warnings(cfg: StackConfig) -> list[str]:
+    """Slices a MIG class's memory floor leaves out although their profile name promises that much."""
+    warnings = []
+    layouts = _stack_mig_slices(cfg)
+    for name, dc in cfg.device_classes.items():
+        if dc.devices != "mig" or not dc.min_memory_gi:
+            continue
+        gpus = devices.mig_gpus(dc.product_names, dc.architectures)
+        trapped = [(g, p) for g, p in devices.mig_slices_named_above_their_memory(dc.min_memory_gi, gpus)
+                   if not layouts or p.name in layouts.get(g, ())]
+        if trapped:
+            listed = ", ".join(f"{p.name} of {g} ({p.memory_mib} MiB)" for g, p in trapped)
+            warnings.append(f"deviceClasses.{name}.minMemoryGi is {dc.min_memory_gi}: {listed} "
+                            f"{'has' if len(trapped) == 1 else 'have'} less than {dc.min_memory_gi} GiB as NVML "
+                            "reports it, so this class never selects "
+                            f"{'it' if len(trapped) == 1 else 'them'} whatever the profile name says")
+    return warnings

@@ -312,3 +312,24 @@ def test_the_newest_scheduler_event_counts_also_for_a_repeated_one():
                      series={"count": 7, "lastObservedTime": "2026-01-01T00:09:00.000000Z"})
     view = build_view([old, repeated], source="test")
     assert max(view.events, key=lambda e: e.order).message.startswith("new")
+
+
+def test_a_mig_node_is_checked_on_its_slices_and_their_real_memory():
+    from gpu_fungibility import catalog, devices
+
+    from verify.checks import compare_devices
+
+    model = catalog.GPUS["nvidia-h100-80gb"]
+    _, expected = devices.published("c", "n", model.type, 2, ["3g.40gb", "1g.10gb"])
+    assert compare_devices(expected, expected, model) == ([], [])
+    # the node cut its GPUs into 1g.10gb slices only: the 3g.40gb the claims ask for is missing
+    _, other = devices.published("c", "n", model.type, 2, ["1g.10gb"])
+    problems, _ = compare_devices(expected, other, model)
+    assert any("no 3g.40gb slice" in p for p in problems), problems
+    # a driver that reported the nominal 10 GiB would be told apart from the real 9984Mi
+    nominal = [{**e, "capacity": {**e["capacity"], "memory": {"value": "10Gi"}}} for e in expected]
+    _, warnings = compare_devices(expected, nominal, model)
+    assert warnings and "1g.10gb: 9984Mi" in warnings[0]
+    # whole GPUs where slices were expected: no slice at all
+    _, whole = devices.published("c", "n", model.type, 2)
+    assert compare_devices(expected, whole, model)[0]

@@ -116,6 +116,45 @@ def _whole(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             if ((e.get("attributes") or {}).get("type") or {}).get("string", "gpu") == "gpu"]
 
 
+def _mig(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """MIG slices (a GPU with MIG enabled publishes only these)."""
+    return [e for e in entries if ((e.get("attributes") or {}).get("type") or {}).get("string") == "mig"]
+
+
+def _memory(entry: Mapping[str, Any]) -> str:
+    memory = str(((entry.get("capacity") or {}).get("memory") or {}).get("value"))
+    profile = _attr(entry, "profile")
+    return f"{profile}: {memory}" if profile else memory
+
+
+def compare_devices(expected: list[Mapping[str, Any]], real: list[Mapping[str, Any]],
+                    model: Any) -> tuple[list[str], list[str]]:
+    """``(problems, warnings)`` of one node's published devices against the catalog's.
+
+    Whole GPUs (or TPU chips) are compared, or, on a pool whose GPUs are cut into MIG slices, the
+    slices: their count, profiles, product and memory per profile.
+    """
+    mig = not _whole(expected) and bool(_mig(expected))
+    have, want = (_mig(real), _mig(expected)) if mig else (_whole(real), _whole(expected))
+    problems, warnings = [], []
+    if len(have) < len(want):
+        problems.append(f"{len(have)} of the {len(want)} {'MIG slices' if mig else 'devices'} the catalog expects")
+    if mig:
+        wanted = sorted({str(_attr(d, "profile")) for d in want})
+        missing = [p for p in wanted if p not in {str(_attr(d, "profile")) for d in have}]
+        if missing:
+            problems.append(f"no {', '.join(missing)} slice (the stack's MIG layout: {', '.join(wanted)})")
+    if isinstance(model, catalog.GpuModel):
+        names = sorted({str(_attr(d, "productName")) for d in have})
+        if names and names != [model.product_name]:
+            problems.append(f"productName {', '.join(names)} (catalog: {model.product_name})")
+        memories = sorted({_memory(d) for d in have})
+        expected_memory = sorted({_memory(d) for d in want})
+        if memories and set(memories) != set(expected_memory):
+            warnings.append(f"memory {', '.join(memories)} published, the catalog says {', '.join(expected_memory)}")
+    return problems, warnings
+
+
 def _attr(entry: Mapping[str, Any], name: str) -> Any:
     value = (entry.get("attributes") or {}).get(name) or {}
     return next(iter(value.values()), None) if isinstance(value, dict) else None
@@ -140,25 +179,13 @@ def published_devices(view: View, stack: Stack) -> list[Finding]:
                                  f"{driver}; the catalog expects {len(expected)} ({spec.accelerator.type})",
                                  node.name, pool))
             continue
-        whole, want = _whole(real), _whole(expected)
-        problems = []
-        if len(whole) < len(want):
-            problems.append(f"{len(whole)} of the {len(want)} devices the catalog expects")
-        model = catalog.accelerator(spec.accelerator.type)
-        if isinstance(model, catalog.GpuModel):
-            names = sorted({str(_attr(d, "productName")) for d in whole})
-            if names != [model.product_name]:
-                problems.append(f"productName {', '.join(names)} (catalog: {model.product_name})")
-            memories = sorted({str(((d.get("capacity") or {}).get("memory") or {}).get("value")) for d in whole})
-            expected_memory = {str(((d.get("capacity") or {}).get("memory") or {}).get("value")) for d in want}
-            if set(memories) != expected_memory:
-                found.append(Finding("devices", WARNING, f"{where}: memory {', '.join(memories)} published, the "
-                                     f"catalog says {', '.join(sorted(expected_memory))}", node.name, pool))
+        problems, warnings = compare_devices(expected, real, catalog.accelerator(spec.accelerator.type))
+        found += [Finding("devices", WARNING, f"{where}: {w}", node.name, pool) for w in warnings]
         if problems:
             found.append(Finding("devices", FAILURE, f"{where} driver {driver}: {'; '.join(problems)}",
                                  node.name, pool))
         else:
-            found.append(Finding("devices", OK, f"{where}: {len(whole)} x {driver} device(s) as the catalog says",
+            found.append(Finding("devices", OK, f"{where}: {len(real)} x {driver} device(s) as the catalog says",
                                  node.name, pool))
     return found + claim_alternatives(view, stack)
 
