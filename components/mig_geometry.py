@@ -21,11 +21,13 @@ Where each figure comes from:
   real node:
 
   * A100 40GB: NVIDIA developer forum thread "Why MIG instances can only sum up to 98 SMs"
-    (forums.developer.nvidia.com/t/170488, ``-lgip``: 4.75 / 9.75 / 19.62 / 19.62 / 39.50 GiB)
+    (forums.developer.nvidia.com/t/why-mig-instances-can-only-sum-up-to-98-sms-instead-of-the-108-sms-
+    available/170488, ``-lgip``: 4.75 / 9.75 / 19.62 / 19.62 / 39.50 GiB)
     against NVIDIA/go-nvml ``pkg/nvml/mock/gpus/a100.go`` (4864 / 9856 / 19968 / 19968 / 40192 MiB):
     the lower, the mock's, is modelled.
-  * A100 80GB: a real A100 80GB PCIe on driver 515.86.01 (``-lgip`` 9.50 / 19.50 / 39.25 / 39.25 /
-    79.00 GiB, gpu-feature-discovery ``memory`` 9728 / 19968 / 40192 MiB) against go-nvml's mock
+  * A100 80GB: a published GPU-operator walkthrough on a real A100 80GB PCIe, driver 515.86.01
+    (``-lgip`` 9.50 / 19.50 / 39.25 / 39.25 / 79.00 GiB, gpu-feature-discovery ``memory`` labels
+    9728 / 19968 / 40192 MiB) against go-nvml's mock
     (7g: 80384 MiB); the SXM part is the same GA100 with the same memory.
   * H100 NVL (94GB): no measured figure is public. The memory is estimated from the NVML total
     with the smallest real-to-nominal ratio measured on a Hopper GPU per memory-slice count
