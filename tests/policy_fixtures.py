@@ -214,7 +214,7 @@ def gke_stack() -> list[R]:
                 {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}]}]}}},
             "tolerations": [{"operator": "Exists"}],
             "initContainers": [{"name": "nvidia-driver-installer", "image": "cos-nvidia-installer:fixed"}],
-            "containers": [{"name": "pause", "image": "gcr.io/google-containers/pause:2.0"}],
+            "containers": [{"name": "pause", "image": "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"}],
         }}},
     })
     return [
