@@ -177,7 +177,7 @@ class Gke(CloudProfile):
         if not dra:
             return {}  # GKE's own driver and device plugin serve the pool; nothing routes to it
         return {w.GPU_PRESENT: "true", w.GPU_DRA: "true", w.GKE_NO_DEFAULT_DEVICE_PLUGIN: "true",
-                w.GKE_GPU_DRA_DRIVER: "true"}
+                w.GKE_GPU_DRA_DRIVER: "true", w.GKE_AUTOSCALER_GPU_DRA: "true"}
 
     def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
         return [NodeTaint(w.GKE_COMPUTE_CLASS, pool.compute_class, "NoSchedule")] if pool.compute_class else []

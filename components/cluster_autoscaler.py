@@ -8,10 +8,12 @@ matches Auto Scaling group names, which EKS derives from the node group name
 pool named ``a100`` can never match the ASG of ``a100-80gb``.
 
 With DRA pools the autoscaler runs with ``--enable-dynamic-resource-allocation``
-and then lists and watches DeviceClasses, ResourceSlices and ResourceClaims.
-The pinned chart's ClusterRole grants nothing in ``resource.k8s.io``, so the
-component adds a read-only ClusterRole for them, bound to the autoscaler's
-service account, before the release starts.
+and then lists and watches DeviceClasses, ResourceSlices and ResourceClaims. From
+1.35 that mode is locked on (``config/flags/flags.go`` at cluster-autoscaler-1.35.2:
+the flag must be true), so a cluster with no DRA pool needs the same access. The
+pinned chart (9.59.0) grants it; the component also adds its own read-only
+ClusterRole, bound to the autoscaler's service account, before the release
+starts, so a caller who pins an older chart is still served.
 
 Limit (documented in docs/eks.md): the upstream autoscaler cannot describe the
 DRA devices of a node group that has no nodes on AWS; with
@@ -120,6 +122,12 @@ def autoscaler_values(
     if tag:
         project["image"] = {"tag": tag}
     return helm_values.merge(project, extra or {})
+
+
+def dra_mode_locked_on(kubernetes_minor: str) -> bool:
+    """From 1.35 the autoscaler refuses to start with DRA handling off, so it always reads the DRA objects."""
+    major, minor = (int(x) for x in kubernetes_minor.split(".")[:2])
+    return (major, minor) >= (1, 35)
 
 
 def image_tag_issues(values: dict[str, Any] | None, kubernetes_minor: str) -> Issues:
@@ -233,12 +241,13 @@ class ClusterAutoscaler(LibraryComponent):
             opts=self.child(),
         )
         dra = bool(args.get("dynamic_resource_allocation", False))
-        dra_access = dra_read_access(self, name, namespace) if dra else None
+        minor = minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+        dra_access = dra_read_access(self, name, namespace) if dra or dra_mode_locked_on(minor) else None
         values = autoscaler_values(
             args.get("values"),
             cluster_name=cluster_name,
             region=args["region"],
-            kubernetes_minor=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            kubernetes_minor=minor,
             role_arn=role.arn,
             system_node_group=args["system_node_group"],
             dra=dra,

@@ -27,8 +27,10 @@ NVIDIA_DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
+#: 9.59.0 (kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0, 5a0b98e4, 2026-07-21): its ClusterRole reads
+#: resource.k8s.io (deviceclasses, resourceslices, resourceclaims) since #8827 (2025-12-09); 9.46.6 did not.
 # renovate: datasource=helm depName=cluster-autoscaler registryUrl=https://kubernetes.github.io/autoscaler
-CLUSTER_AUTOSCALER_VERSION = "9.46.6"
+CLUSTER_AUTOSCALER_VERSION = "9.59.0"
 CLUSTER_AUTOSCALER_NAMESPACE = "kube-system"
 
 # ---- images
@@ -41,7 +43,10 @@ VLLM_TPU_IMAGE = "vllm/vllm-tpu:v0.19.0"
 
 # renovate: datasource=docker depName=registry.k8s.io/autoscaling/cluster-autoscaler
 #: The Cluster Autoscaler image per Kubernetes minor version (it must match the cluster's minor).
-CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR = {"1.34": "v1.34.0", "1.35": "v1.35.0"}
+#: The newest patch of each minor (kubernetes/autoscaler tags cluster-autoscaler-1.34.5 cb2123ed, -1.35.2 2d425888,
+#: -1.36.1 35e8a280, all 2026-07-22): 1.34.3-1.34.5 carry DRA fixes (a node's devices spread over several
+#: ResourceSlices, scale-down simulation of DRA pods).
+CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR = {"1.34": "v1.34.5", "1.35": "v1.35.2", "1.36": "v1.36.1"}
 
 # The driver installer's images follow Google's own COS installer DaemonSet,
 # GoogleCloudPlatform/container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml
@@ -65,10 +70,10 @@ PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b
 #: Every digest the library pins, with the source that shows the manifest is one containerd 2 pulls
 #: (Docker Schema 2 or OCI; containerd 2.0 refuses Docker Schema 1). A digest with no entry here is unproven.
 PULLABLE_MANIFESTS = {
-    GPU_PARTITION_IMAGE.split("@", 1)[1]: (
+    "sha256:de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17": (
         "GoogleCloudPlatform/container-engine-accelerators@f2cf4197 nvidia-driver-installer/cos/"
         "daemonset-preloaded.yaml: the installer GKE's docs apply to GKE 1.33+ COS nodes (containerd 2.0)"),
-    PAUSE_IMAGE.split("@", 1)[1]: (
+    "sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830": (
         "GoogleCloudPlatform/container-engine-accelerators@f2cf4197 nvidia-driver-installer/cos/"
         "daemonset-preloaded.yaml: the installer GKE's docs apply to GKE 1.33+ COS nodes (containerd 2.0)"),
 }
@@ -76,4 +81,4 @@ PULLABLE_MANIFESTS = {
 #: References known to be Docker Schema 1 manifests, which containerd 2.0 (GKE 1.33+ nodes) cannot pull:
 #: pause 2.0 predates Schema 2; upstream's installer moved off it in container-engine-accelerators@22f1e653
 #: (2024-06-11).
-SCHEMA1_IMAGES = frozenset({"gcr.io/google-containers/pause:2.0", "k8s.gcr.io/pause:2.0"})
+SCHEMA1_IMAGES = ("gcr.io/google-containers/pause:2.0", "k8s.gcr.io/pause:2.0")

@@ -136,7 +136,7 @@ def test_the_cluster_is_reachable_only_from_the_allow_list_with_entra_id_and_wor
     assert cluster["identity"] == {"type": "SystemAssigned"}
     assert (cluster["networkProfile"]["networkPlugin"], cluster["networkProfile"]["networkPluginMode"]) == \
         ("azure", "overlay")
-    assert cluster["kubernetesVersion"] == "1.34"
+    assert cluster["kubernetesVersion"] == "1.35"
 
 
 def test_a_private_cluster_by_default():

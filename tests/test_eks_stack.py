@@ -239,7 +239,7 @@ def test_autoscaler_release_discovers_this_cluster_with_irsa(dev):
     assert values["awsRegion"] == "us-west-2", ca.urn
     assert values["extraArgs"]["expander"] == "priority", ca.urn
     assert values["extraArgs"]["enable-dynamic-resource-allocation"] == "true", ca.urn
-    assert values["image"]["tag"] == "v1.34.0", ca.urn
+    assert values["image"]["tag"] == "v1.35.2", ca.urn
     role = dev.named("gpu-fungibility-eks-autoscaler-role")
     assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(
         "role/gpu-fungibility-eks-autoscaler-role"), ca.urn
@@ -325,7 +325,7 @@ def test_public_endpoint_only_for_the_allow_list(dev):
 def test_cluster_is_hardened(dev):
     (cluster,) = dev.of_type("aws:eks/cluster:Cluster")
     inputs = cluster.inputs
-    assert inputs["version"] == "1.34", cluster.urn
+    assert inputs["version"] == "1.35", cluster.urn
     assert inputs["accessConfig"] == {"authenticationMode": "API",
                                       "bootstrapClusterCreatorAdminPermissions": False}, cluster.urn
     assert inputs["encryptionConfig"]["resources"] == ["secrets"], cluster.urn
