@@ -155,6 +155,9 @@ class ClusterAutoscalerArgs(TypedDict):
     """The node group the autoscaler itself runs on (``EksCluster.system_node_group_name``)."""
     fallback_orders: NotRequired[list[list[str]]]
     """Node group names in fallback order, most preferred first, one list per order (priority expander)."""
+    other_node_groups: NotRequired[list[str]]
+    """Every other node group it may scale (the system group, classic groups): listed at the lowest priority,
+    or the expander would never pick them while a listed group could grow."""
     dynamic_resource_allocation: NotRequired[bool]
     """Simulate DRA claims when scaling (``--enable-dynamic-resource-allocation``) and read the DRA objects."""
     kubernetes_version: NotRequired[str]
@@ -218,7 +221,8 @@ class ClusterAutoscaler(LibraryComponent):
         namespace = args.get("namespace", pins.CLUSTER_AUTOSCALER_NAMESPACE)
         cluster_name = args["cluster_name"]
         orders = [list(order) for order in args.get("fallback_orders") or []]
-        priorities = expander_priorities(orders)
+        others = list(args.get("other_node_groups") or [])
+        priorities = expander_priorities(orders, others)
         role = aws.iam.Role(
             f"{name}-role",
             assume_role_policy=pulumi.Output.all(args["oidc_provider_arn"], args["oidc_issuer"]).apply(
@@ -237,7 +241,8 @@ class ClusterAutoscaler(LibraryComponent):
         config_map = k8s.core.v1.ConfigMap(
             f"{name}-priorities",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=PRIORITY_CONFIGMAP, namespace=namespace),
-            data={"priorities": priorities_document(priorities, {g: asg_name_regex(g) for o in orders for g in o})},
+            data={"priorities": priorities_document(
+                priorities, {g: asg_name_regex(g) for g in [*(g for o in orders for g in o), *others]})},
             opts=self.child(),
         )
         dra = bool(args.get("dynamic_resource_allocation", False))

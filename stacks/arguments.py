@@ -419,6 +419,7 @@ def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oi
         "nodegroup_arn_prefix": nodegroup_arn_prefix,
         "system_node_group": node_group_name(name, system_node_group()),
         "fallback_orders": [[node_group_name(name, p) for p in cc.pools] for cc in cfg.compute_classes.values()],
+        "other_node_groups": [node_group_name(name, p) for p in [system_node_group(), *unlisted_pools(cfg)]],
         "dynamic_resource_allocation": any(p.dra for p in cfg.node_pools.values()),
         "kubernetes_version": cfg.cluster.kubernetes_version,
         **_chart_args(cfg.drivers.cluster_autoscaler),
@@ -490,8 +491,17 @@ def aks_pool(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PENDING, r
         **POOL_PATHS, "zones": "zones", "kubernetes_version": "/cluster.kubernetesVersion"}))
 
 
+def unlisted_pools(cfg: StackConfig) -> list[str]:
+    """Pools no compute class lists, in config order."""
+    listed = {p for cc in cfg.compute_classes.values() for p in cc.pools}
+    return [name for name in cfg.node_pools if name not in listed]
+
+
 def aks_priorities(cfg: StackConfig) -> Planned:
-    args = {"fallback_orders": [list(cc.pools) for cc in cfg.compute_classes.values()]}
+    from gpu_fungibility.aks_cluster import SYSTEM_POOL
+
+    args = {"fallback_orders": [list(cc.pools) for cc in cfg.compute_classes.values()],
+            "other_pools": [SYSTEM_POOL, *unlisted_pools(cfg)]}
     return Planned(_component("AksAutoscalerPriorities"), f"{cfg.cluster.name}-autoscaler-priorities", args,
                    KeyPaths("computeClasses", {"fallback_orders": "/computeClasses"}))
 
