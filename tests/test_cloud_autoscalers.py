@@ -10,10 +10,10 @@ GPU nodes), no DRA exemption.
 
 import pytest
 import yaml
-
 from gpu_fungibility.autoscaler_priorities import UNLISTED_PRIORITY, expander_priorities
 from gpu_fungibility.clouds import profile
 from gpu_fungibility.wiring_keys import GKE_AUTOSCALER_GPU_DRA
+
 from offline_plan.run import run_stack_file
 from policies.rules.capacity import validate_eks_dra_scale_from_zero
 from tests.policy_fixtures import Collector, R, resource_args
