@@ -78,7 +78,8 @@ POLICIES: list[Policy] = [
     ),
     StackValidationPolicy(
         name="gke-dra-driver-install",
-        description="GKE DRA pools disable GKE's driver installation and the stack installs the driver itself.",
+        description="GKE DRA pools disable GKE's driver installation, the stack installs the driver itself, and "
+                    "no MIG, time-sharing or MPS is asked of them (GKE refuses those with DRA).",
         validate=validate_gke_dra_driver_install,
         enforcement_level=MANDATORY,
     ),
