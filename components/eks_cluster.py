@@ -87,7 +87,8 @@ class EksClusterArgs(TypedDict):
     authorized_networks: NotRequired[list[str]]
     """CIDR blocks allowed to reach a public endpoint."""
     runner_cidrs: NotRequired[list[str]]
-    """Ranges inside the VPC that ``pulumi up`` runs from: each may reach the API on 443. Without them a
+    """Ranges in the VPC or a network connected to it (peering, Transit Gateway, VPN) that ``pulumi up`` runs
+    from: each may reach the API on 443. Without them a
     private-only endpoint (``public_endpoint`` false) gets a warning, and the policy pack refuses the plan."""
     admin_principals: NotRequired[list[str]]
     """IAM role/user ARNs given cluster-admin access entries (default: the identity that deploys)."""

@@ -34,7 +34,7 @@ DESCRIPTIONS = {
     "cluster.controlPlane.dnsEndpoint": "GKE: `pulumi up` and the kubeconfig use the IAM-authorized DNS endpoint; "
                                         "`false`: the IP endpoint",
     "cluster.controlPlane.runnerCidrs": "where `pulumi up` runs, needed for a private IP endpoint (GKE: "
-                                        "authorized; EKS: 443 opened, inside the VPC; refused on AKS: the "
+                                        "authorized; EKS: 443 opened, in the VPC or a connected network; refused on AKS: the "
                                         "policy's `runnerCidrs` config)",
     "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
     "cluster.network.podsCidr": "GKE: Pod IP range (subnet secondary range), disjoint from `cidr`",
