@@ -8,7 +8,7 @@ Each compute class's pools become priorities over their scale sets, most preferr
 """
 
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,11 +25,14 @@ class AksAutoscalerPrioritiesArgs(TypedDict):
 
     fallback_orders: list[list[str]]
     """Agent pool names in fallback order, most preferred first, one list per order."""
+    other_pools: NotRequired[list[str]]
+    """Every other autoscaled pool (the system pool, classic pools): listed at the lowest priority, or the
+    expander would never pick them while a listed pool could grow."""
 
 
-def priorities_text(fallback_orders: Sequence[Sequence[str]]) -> str:
-    regexes = {pool: scale_set_regex(pool) for order in fallback_orders for pool in order}
-    return priorities_document(expander_priorities(fallback_orders), regexes)
+def priorities_text(fallback_orders: Sequence[Sequence[str]], other_pools: Sequence[str] = ()) -> str:
+    regexes = {pool: scale_set_regex(pool) for pool in [*(p for o in fallback_orders for p in o), *other_pools]}
+    return priorities_document(expander_priorities(fallback_orders, other_pools), regexes)
 
 
 class AksAutoscalerPriorities(LibraryComponent):
@@ -45,6 +48,9 @@ class AksAutoscalerPriorities(LibraryComponent):
             for j, pool in enumerate(order):
                 if not POOL_NAME.fullmatch(str(pool)):
                     issues.append((f"fallback_orders[{i}][{j}]", f"{pool!r} is not an AKS pool name"))
+        for j, pool in enumerate(args.get("other_pools") or []):
+            if not POOL_NAME.fullmatch(str(pool)):
+                issues.append((f"other_pools[{j}]", f"{pool!r} is not an AKS pool name"))
         return issues
 
     def __init__(self, name: str, args: AksAutoscalerPrioritiesArgs, opts: pulumi.ResourceOptions | None = None):
@@ -53,7 +59,7 @@ class AksAutoscalerPriorities(LibraryComponent):
         k8s.core.v1.ConfigMap(
             f"{name}-priorities",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=PRIORITY_CONFIGMAP, namespace=NAMESPACE),
-            data={"priorities": priorities_text(args["fallback_orders"])},
+            data={"priorities": priorities_text(args["fallback_orders"], args.get("other_pools") or [])},
             opts=self.child(),
         )
         self.configmap_name = PRIORITY_CONFIGMAP

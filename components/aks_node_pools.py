@@ -15,7 +15,8 @@ learn.microsoft.com/azure/aks/spot-node-pool).
 """
 
 import re
-from typing import NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -33,7 +34,7 @@ from .pool_args import (
     taint_dicts,
 )
 from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
-from .wiring_keys import PoolSpec
+from .wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
 
 cs = azure_native.containerservice
 
@@ -43,13 +44,47 @@ CLOUD = "aks"
 POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 GPU_DRIVER = "Install"
 SPOT_MAX_PRICE = -1.0
-#: AKS rejects node labels and taints of its own prefixes on agent pools (learn.microsoft.com/azure/aks/
-#: use-labels, "reserved system labels").
-RESERVED_PREFIXES = ("kubernetes.azure.com/",)
+#: AKS rejects node labels and taints of its reserved prefixes on any node (MicrosoftDocs/azure-aks-docs
+#: articles/aks/use-labels.md at f988e7e8, "Reserved prefixes": kubernetes.azure.com/ and kubernetes.io/).
+RESERVED_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/")
+#: The agent-pool tag that asks AKS for its managed GPU experience (driver, device plugin, DCGM exporter:
+#: azure-aks-docs articles/aks/aks-managed-gpu-nodes.md): a device plugin on a DRA pool.
+MANAGED_GPU_TAG = "EnableManagedGPUExperience"
+#: VM sizes whose GPUs AKS drives with NVIDIA's GRID (vGPU) driver (Azure/AgentBaker aks-node-controller/pkg/gpu/
+#: skus.go ConvergedGPUDriverSizes at 06836ee2): NVML names a vGPU profile there ("NVIDIA A10-24Q"), not the
+#: board, so neither the catalog's product name nor its memory describes what the DRA driver would publish.
+#: AKS writes the Spot label and taint into a Spot pool's own ``nodeLabels``/``nodeTaints`` (azure-aks-docs
+#: spot-node-pool), and refuses its reserved prefixes in what a pool asks for (use-labels.md): the inputs leave
+#: them out and these paths are ignored, so a refresh never turns them into an update that comes back forever.
+#: The library's own taints on a Spot pool (the GPU taint) are fixed by the library, so ignoring the taint
+#: list there loses nothing a stack config can change; a new pool picks up a changed taint.
+SPOT_WRITTEN_BY_AKS = [f'nodeLabels["{AKS_SCALESET_PRIORITY}"]', "nodeTaints"]
+GRID_DRIVER_SIZE_PREFIX = "standard_nv"
+GRID_DRIVER_SIZE_SUFFIX = "ads_a10_v5"
 #: The Cluster Autoscaler's node groups on AKS are the pools' scale sets (kubernetes/autoscaler
 #: cluster-autoscaler/cloudprovider/azure/azure_scale_set.go: a node group's Id is the scale set's name),
 #: which AKS names ``aks-<pool>-<number>-vmss`` in the node resource group.
 VMSS_SUFFIX = "-[0-9]+-vmss"
+
+
+def runs_grid_driver(vm_size: str) -> bool:
+    """Whether AKS drives this size's GPU with the GRID (vGPU) driver (NVadsA10 v5)."""
+    size = vm_size.lower()
+    return size.startswith(GRID_DRIVER_SIZE_PREFIX) and size.endswith(GRID_DRIVER_SIZE_SUFFIX)
+
+
+def dra_pool_issues(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a DRA pool cannot be on AKS: a GRID (vGPU) size, or a pool tagged for AKS's managed GPU stack."""
+    issues = []
+    vm_size = str(args.get("vm_size") or "")
+    if runs_grid_driver(vm_size):
+        issues.append(("vm_size", f"{vm_size} runs NVIDIA's GRID (vGPU) driver on AKS: NVML names a vGPU profile "
+                                  "(e.g. NVIDIA A10-24Q) with its own memory, which no DRA selector here is built "
+                                  "for; use it with dra: false (the device plugin), or an NC size for DRA"))
+    if str((args.get("tags") or {}).get(MANAGED_GPU_TAG, "")).lower() == "true":
+        issues.append((f"tags.{MANAGED_GPU_TAG}", "turns on AKS's managed GPU stack, whose device plugin would "
+                                                  "run beside the DRA kubelet plugin; remove it from DRA pools"))
+    return issues
 
 
 def scale_set_regex(pool_name: str) -> str:
@@ -145,7 +180,7 @@ class AksGpuNodePool(LibraryComponent):
             node_labels=dra_wiring.stack_labels(CLOUD, spec),
             node_taints=node_taint_strings(dra_wiring.stack_taints(CLOUD, spec)),
             tags=dict(args.get("tags") or {}),
-            opts=self.child(ignore_changes=["count"]),
+            opts=self.child(ignore_changes=["count", *(SPOT_WRITTEN_BY_AKS if spot else [])]),
         )
         self.pool_name = spec.name
         self.scale_set_regex = scale_set_regex(spec.name)
@@ -184,4 +219,6 @@ class AksGpuNodePool(LibraryComponent):
         for i, taint in enumerate(args.get("taints") or []):
             if str(taint.get("key", "")).startswith(RESERVED_PREFIXES):
                 issues.append((f"taints[{i}]", "AKS reserves this prefix; it sets those taints itself"))
+        if args.get("dra", True):
+            issues += dra_pool_issues(args)
         return issues + common_pool_issues(args)

@@ -101,7 +101,9 @@ GPUS: dict[str, GpuModel] = {
     for g in (
         GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia", clouds=ALL_CLOUDS),
         GpuModel("nvidia-l4", "NVIDIA L4", 24, 23034, "Ada Lovelace", "8.9.0"),
-        GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", clouds=("eks",)),
+        # NVML reports the A10G's brand as NVML_BRAND_NVIDIA_RTX (NVIDIA/k8s-device-plugin#344), which go-nvlib's
+        # GetBrandAsString (pkg/nvlib/device/device.go), the DRA driver's source of the attribute, names NvidiaRTX.
+        GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", brand="NvidiaRTX", clouds=("eks",)),
         GpuModel("nvidia-l40s", "NVIDIA L40S", 48, 46068, "Ada Lovelace", "8.9.0", clouds=("eks",)),
         GpuModel(
             "nvidia-tesla-a100",

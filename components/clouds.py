@@ -45,6 +45,8 @@ class CloudProfile:
     dra_scales_from_zero: bool = False
     #: Whether pools in a compute class carry the class's node label and taint.
     compute_class_on_nodes: bool = False
+    #: Why GPU sharing (MIG partitions, time-sharing, MPS) is refused on this cloud's DRA pools, or None.
+    dra_gpu_sharing_refused: str | None = None
     #: Where the NVIDIA driver lives on the host (None: the chart's default root, ``/``).
     nvidia_driver_root: str | None = None
     #: Whether system-node-critical pods outside kube-system need a ResourceQuota admitting them.
@@ -147,6 +149,8 @@ class Gke(CloudProfile):
     families = ("gpu", "tpu")
     fallback_mechanism = "ComputeClass priorities"
     dra_scales_from_zero = True  # with cloud.google.com/gke-nvidia-gpu-dra-driver=true on the pool
+    dra_gpu_sharing_refused = ("GKE does not support multi-instance GPUs, GPU time-sharing or MPS with DRA "
+                               "(GKE 'Prepare GKE infrastructure for DRA workloads', Limitations)")
     compute_class_on_nodes = True
     nvidia_driver_root = "/home/kubernetes/bin/nvidia/"  # where the COS driver installer puts it
     critical_pods_need_quota = True
@@ -177,7 +181,7 @@ class Gke(CloudProfile):
         if not dra:
             return {}  # GKE's own driver and device plugin serve the pool; nothing routes to it
         return {w.GPU_PRESENT: "true", w.GPU_DRA: "true", w.GKE_NO_DEFAULT_DEVICE_PLUGIN: "true",
-                w.GKE_GPU_DRA_DRIVER: "true"}
+                w.GKE_GPU_DRA_DRIVER: "true", w.GKE_AUTOSCALER_GPU_DRA: "true"}
 
     def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
         return [NodeTaint(w.GKE_COMPUTE_CLASS, pool.compute_class, "NoSchedule")] if pool.compute_class else []

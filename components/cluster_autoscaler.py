@@ -8,10 +8,12 @@ matches Auto Scaling group names, which EKS derives from the node group name
 pool named ``a100`` can never match the ASG of ``a100-80gb``.
 
 With DRA pools the autoscaler runs with ``--enable-dynamic-resource-allocation``
-and then lists and watches DeviceClasses, ResourceSlices and ResourceClaims.
-The pinned chart's ClusterRole grants nothing in ``resource.k8s.io``, so the
-component adds a read-only ClusterRole for them, bound to the autoscaler's
-service account, before the release starts.
+and then lists and watches DeviceClasses, ResourceSlices and ResourceClaims. From
+1.35 that mode is locked on (``config/flags/flags.go`` at cluster-autoscaler-1.35.2:
+the flag must be true), so a cluster with no DRA pool needs the same access. The
+pinned chart (9.59.0) grants it; the component also adds its own read-only
+ClusterRole, bound to the autoscaler's service account, before the release
+starts, so a caller who pins an older chart is still served.
 
 Limit (documented in docs/eks.md): the upstream autoscaler cannot describe the
 DRA devices of a node group that has no nodes on AWS; with
@@ -122,6 +124,12 @@ def autoscaler_values(
     return helm_values.merge(project, extra or {})
 
 
+def dra_mode_locked_on(kubernetes_minor: str) -> bool:
+    """From 1.35 the autoscaler refuses to start with DRA handling off, so it always reads the DRA objects."""
+    major, minor = (int(x) for x in kubernetes_minor.split(".")[:2])
+    return (major, minor) >= (1, 35)
+
+
 def image_tag_issues(values: dict[str, Any] | None, kubernetes_minor: str) -> Issues:
     if kubernetes_minor in IMAGE_TAG_BY_MINOR or ((values or {}).get("image") or {}).get("tag"):
         return []
@@ -147,6 +155,9 @@ class ClusterAutoscalerArgs(TypedDict):
     """The node group the autoscaler itself runs on (``EksCluster.system_node_group_name``)."""
     fallback_orders: NotRequired[list[list[str]]]
     """Node group names in fallback order, most preferred first, one list per order (priority expander)."""
+    other_node_groups: NotRequired[list[str]]
+    """Every other node group it may scale (the system group, classic groups): listed at the lowest priority,
+    or the expander would never pick them while a listed group could grow."""
     dynamic_resource_allocation: NotRequired[bool]
     """Simulate DRA claims when scaling (``--enable-dynamic-resource-allocation``) and read the DRA objects."""
     kubernetes_version: NotRequired[str]
@@ -210,7 +221,8 @@ class ClusterAutoscaler(LibraryComponent):
         namespace = args.get("namespace", pins.CLUSTER_AUTOSCALER_NAMESPACE)
         cluster_name = args["cluster_name"]
         orders = [list(order) for order in args.get("fallback_orders") or []]
-        priorities = expander_priorities(orders)
+        others = list(args.get("other_node_groups") or [])
+        priorities = expander_priorities(orders, others)
         role = aws.iam.Role(
             f"{name}-role",
             assume_role_policy=pulumi.Output.all(args["oidc_provider_arn"], args["oidc_issuer"]).apply(
@@ -229,16 +241,18 @@ class ClusterAutoscaler(LibraryComponent):
         config_map = k8s.core.v1.ConfigMap(
             f"{name}-priorities",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=PRIORITY_CONFIGMAP, namespace=namespace),
-            data={"priorities": priorities_document(priorities, {g: asg_name_regex(g) for o in orders for g in o})},
+            data={"priorities": priorities_document(
+                priorities, {g: asg_name_regex(g) for g in [*(g for o in orders for g in o), *others]})},
             opts=self.child(),
         )
         dra = bool(args.get("dynamic_resource_allocation", False))
-        dra_access = dra_read_access(self, name, namespace) if dra else None
+        minor = minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+        dra_access = dra_read_access(self, name, namespace) if dra or dra_mode_locked_on(minor) else None
         values = autoscaler_values(
             args.get("values"),
             cluster_name=cluster_name,
             region=args["region"],
-            kubernetes_minor=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            kubernetes_minor=minor,
             role_arn=role.arn,
             system_node_group=args["system_node_group"],
             dra=dra,

@@ -8,8 +8,12 @@ this is the library's own, typed equivalent with every image pinned
   (``cos-nvidia-installer:fixed``, never pulled: it matches the node's COS
   build) and installs the driver into ``/home/kubernetes/bin/nvidia`` on the
   host, the root the NVIDIA DRA driver is pointed at;
+  unless an NVIDIA kernel module is already loaded (upstream's ``lsmod`` guard);
 - a second init container applies GPU partitioning (MIG) from ``/etc/nvidia``;
 - a pause container keeps the pod (and so the finished installation) alive.
+
+Images, guard and node affinity follow upstream's current file (commit cited in :mod:`components.pins`):
+every pulled image is pinned by digest to a manifest containerd 2 (GKE 1.33+) pulls.
 
 Unlike the upstream file (``tolerations: [{operator: Exists}]`` on every
 ``gke-accelerator`` node), the pods select exactly the node pools that need them
@@ -31,6 +35,8 @@ from .wiring_keys import GKE_ACCELERATOR, GKE_NODEPOOL
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"
 GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
+#: Confidential GPU nodes get their driver another way; upstream's installer stays off them.
+GKE_CONFIDENTIAL_NODES_LABEL = "cloud.google.com/gke-confidential-nodes-instance-type"
 HOST_INSTALL_DIR = "/home/kubernetes/bin/nvidia"
 CONTAINER_INSTALL_DIR = "/usr/local/nvidia"
 HOST_VULKAN_DIR = f"{HOST_INSTALL_DIR}/vulkan/icd.d"
@@ -86,10 +92,32 @@ def node_affinity(pools: list[pulumi.Input[str]]) -> k8s.core.v1.AffinityArgs:
             k8s.core.v1.NodeSelectorTermArgs(match_expressions=[
                 k8s.core.v1.NodeSelectorRequirementArgs(key=GKE_ACCELERATOR, operator="Exists"),
                 k8s.core.v1.NodeSelectorRequirementArgs(key=GKE_DRIVER_VERSION_LABEL, operator="DoesNotExist"),
+                k8s.core.v1.NodeSelectorRequirementArgs(key=GKE_CONFIDENTIAL_NODES_LABEL, operator="DoesNotExist"),
                 k8s.core.v1.NodeSelectorRequirementArgs(key=GKE_NODEPOOL, operator="In", values=list(pools)),
             ]),
         ]),
     ))
+
+
+def install_script(driver_version: str) -> str:
+    """The installer's command: skip when an NVIDIA kernel module is already loaded, else install.
+
+    Upstream's file (commit f2cf4197, see :mod:`components.pins`) guards the install with ``lsmod`` since
+    2023: a restarted pod (node reboot of the container, DaemonSet roll) must not reinstall over a driver
+    the DRA kubelet plugin already holds open. The ``latest`` branch also opens the install root to
+    non-root readers, as upstream's ``-latest`` file does.
+    """
+    install = "/cos-gpu-installer install" + (f" --version={driver_version}" if driver_version != "default" else "")
+    steps = [
+        "if lsmod | grep -q nvidia; then",
+        "  echo 'NVIDIA kernel module loaded: driver already installed, skipping'",
+        "  exit 0",
+        "fi",
+        f"{install} || exit 1",
+    ]
+    if driver_version == "latest":
+        steps.append(f"chmod 755 /root{HOST_INSTALL_DIR}")
+    return "\n".join(steps) + "\n"
 
 
 def installer_pod_spec(args: "NvidiaDriverInstallerArgs") -> k8s.core.v1.PodSpecArgs:
@@ -101,8 +129,7 @@ def installer_pod_spec(args: "NvidiaDriverInstallerArgs") -> k8s.core.v1.PodSpec
         name="nvidia-driver-installer",
         image=installer_image,
         image_pull_policy="Never",  # preloaded by GKE on COS GPU nodes
-        command=(["/cos-gpu-installer", "install", f"--version={driver_version}"]
-                 if driver_version != "default" else None),
+        command=["bash", "-c", install_script(driver_version)],
         security_context=privileged,
         resources=small,
         env=_env({

@@ -87,16 +87,25 @@ class EksClusterArgs(TypedDict):
     authorized_networks: NotRequired[list[str]]
     """CIDR blocks allowed to reach a public endpoint."""
     runner_cidrs: NotRequired[list[str]]
-    """Ranges inside the VPC that ``pulumi up`` runs from: each may reach the API on 443. Without them a
+    """Ranges in the VPC or a network connected to it (peering, Transit Gateway, VPN) that ``pulumi up`` runs
+    from: each may reach the API on 443. Without them a
     private-only endpoint (``public_endpoint`` false) gets a warning, and the policy pack refuses the plan."""
     admin_principals: NotRequired[list[str]]
     """IAM role/user ARNs given cluster-admin access entries (default: the identity that deploys)."""
     deletion_protection: NotRequired[bool]
     """Refuse to delete the cluster (default true)."""
+    support_type: NotRequired[str]
+    """``STANDARD`` (default) or ``EXTENDED``: what EKS does when the minor leaves standard support.
+    STANDARD upgrades the cluster then; EXTENDED keeps the minor for 12 more months at $0.60 per cluster hour
+    instead of $0.10 (EKS pricing). EKS's own default, when ``upgradePolicy`` is unset, is EXTENDED."""
     tags: NotRequired[dict[str, str]]
     """AWS tags on everything built."""
     system_node_group: NotRequired[EksSystemNodeGroup]
     """The CPU system node group."""
+
+
+#: EKS ``upgradePolicy.supportType`` values (EKS API UpgradePolicyRequest).
+SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 
 
 def cluster_issues(args: EksClusterArgs) -> Issues:
@@ -105,6 +114,8 @@ def cluster_issues(args: EksClusterArgs) -> Issues:
     problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
     if problem:
         issues.append(("kubernetes_version", problem))
+    if args.get("support_type", "STANDARD") not in SUPPORT_TYPES:
+        issues.append(("support_type", f"{args.get('support_type')!r} is not one of {', '.join(SUPPORT_TYPES)}"))
     if args.get("public_endpoint") and not args.get("authorized_networks"):
         issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
                                           "an open control plane is never the default"))
@@ -240,6 +251,7 @@ class EksCluster(LibraryComponent):
             ),
             enabled_cluster_log_types=CONTROL_PLANE_LOG_TYPES,
             deletion_protection=args.get("deletion_protection", True),
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=args.get("support_type", "STANDARD")),
             tags=tags,
             opts=self.child(depends_on=[*role.attachments, log_group]),
         )

@@ -95,17 +95,17 @@ def authorized_blocks(args: "GkeClusterArgs") -> list[tuple[str, str]]:
             + [(f"{RUNNER_NETWORK_PREFIX}{i}", c) for i, c in enumerate(args.get("runner_cidrs", []))])
 
 
-def endpoints_config(args: "GkeClusterArgs") -> gcp.container.ClusterControlPlaneEndpointsConfigArgs | None:
-    """The DNS-based endpoint with user traffic allowed, or nothing (the cluster's default) when it is off.
+def endpoints_config(args: "GkeClusterArgs") -> gcp.container.ClusterControlPlaneEndpointsConfigArgs:
+    """The DNS-based endpoint with user traffic allowed when it is on, and refused when it is off.
 
-    terraform-provider-google(-beta) v7.0.0 to v7.45.0 (``resource_container_cluster.go``): the block has no
-    ForceNew field and a change is sent as ``UpdateCluster`` ``desiredControlPlaneEndpointsConfig``, in place.
+    Off is said, not left out: an omitted block is "no opinion" to the provider, so a cluster whose DNS endpoint
+    once admitted traffic would keep admitting it. terraform-provider-google(-beta) v7.0.0 to v7.45.0
+    (``resource_container_cluster.go``): the block has no ForceNew field and a change is sent as
+    ``UpdateCluster`` ``desiredControlPlaneEndpointsConfig``, in place.
     """
-    if not args.get("dns_endpoint", True):
-        return None
     return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
         dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-            allow_external_traffic=True))
+            allow_external_traffic=bool(args.get("dns_endpoint", True))))
 
 
 def _dns_endpoint_of(config: Any) -> str:

@@ -15,6 +15,7 @@ __all__ = [
     "GPU_DRA",
     "GKE_NO_DEFAULT_DEVICE_PLUGIN",
     "GKE_GPU_DRA_DRIVER",
+    "GKE_AUTOSCALER_GPU_DRA",
     "GKE_TPU_DRA_DRIVER",
     "GKE_COMPUTE_CLASS",
     "GKE_ACCELERATOR",
@@ -39,6 +40,10 @@ GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_DRA = "nvidia.com/gpu.dra"
 GKE_NO_DEFAULT_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_GPU_DRA_DRIVER = "cloud.google.com/gke-nvidia-gpu-dra-driver"
+#: The label the upstream Cluster Autoscaler's GCE provider reads to treat a GPU node as served by DRA (not
+#: "resource unready" for lacking nvidia.com/gpu): cloudprovider/gce/dynamicresources.go DraGPULabel at
+#: cluster-autoscaler-1.35.2. GKE's own autoscaler is closed source; the pools carry both labels.
+GKE_AUTOSCALER_GPU_DRA = "cloud.google.com/gke-gpu-dra-driver"
 GKE_TPU_DRA_DRIVER = "cloud.google.com/gke-tpu-dra-driver"
 GKE_COMPUTE_CLASS = "cloud.google.com/compute-class"
 GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"

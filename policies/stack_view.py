@@ -254,12 +254,14 @@ def aks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
     added: dict[str, str] = {facts.AKS_AGENTPOOL: pool_name}
     if spot:
         added[facts.AKS_SCALESET_PRIORITY] = "spot"
-        taints.append(Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule"))
+        if Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule") not in taints:  # the pool may carry it already
+            taints.append(Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule"))
     if family == "gpu":
         added[facts.AKS_ACCELERATOR] = "nvidia"
         if nfd_labels_gpus:
             added[facts.NFD_NVIDIA_PCI] = "true"
-    managed = str(dig(props, "gpuProfile", "nvidia", "managementMode", default="")) == "Managed"
+    managed = (str(dig(props, "gpuProfile", "nvidia", "managementMode", default="")) == "Managed"
+               or str(_str_map(props.get("tags")).get("EnableManagedGPUExperience", "")).lower() == "true")
     driver = dig(props, "gpuProfile", "driver")
     return Pool(
         urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="aks", family=family,

@@ -286,6 +286,7 @@ CLUSTER_PATHS = {
     "system_node_group.max_nodes": "systemPool.max",
     "system_node_group.disk_size_gb": "systemPool.diskSizeGb",
     "system_node_group": "systemPool",
+    "support_type": "eksSupportType",
     "pods_cidr": "network.podsCidr",
     "services_cidr": "network.servicesCidr",
     "subnet_ids": "network.existingSubnetIds",
@@ -398,6 +399,7 @@ def eks_cluster(cfg: StackConfig, *, subnet_ids: Any = (PENDING,)) -> Planned:
         "runner_cidrs": list(cluster.control_plane.runner_cidrs),
         "admin_principals": list(cluster.control_plane.admin_principals),
         "deletion_protection": cluster.deletion_protection,
+        "support_type": cluster.eks_support_type,
         "tags": dict(cluster.labels),
         "system_node_group": {"instance_types": list(cluster.system_pool.instance_types),
                               "min_nodes": cluster.system_pool.min, "max_nodes": cluster.system_pool.max,
@@ -417,6 +419,7 @@ def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oi
         "nodegroup_arn_prefix": nodegroup_arn_prefix,
         "system_node_group": node_group_name(name, system_node_group()),
         "fallback_orders": [[node_group_name(name, p) for p in cc.pools] for cc in cfg.compute_classes.values()],
+        "other_node_groups": [node_group_name(name, p) for p in [system_node_group(), *unlisted_pools(cfg)]],
         "dynamic_resource_allocation": any(p.dra for p in cfg.node_pools.values()),
         "kubernetes_version": cfg.cluster.kubernetes_version,
         **_chart_args(cfg.drivers.cluster_autoscaler),
@@ -488,8 +491,17 @@ def aks_pool(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PENDING, r
         **POOL_PATHS, "zones": "zones", "kubernetes_version": "/cluster.kubernetesVersion"}))
 
 
+def unlisted_pools(cfg: StackConfig) -> list[str]:
+    """Pools no compute class lists, in config order."""
+    listed = {p for cc in cfg.compute_classes.values() for p in cc.pools}
+    return [name for name in cfg.node_pools if name not in listed]
+
+
 def aks_priorities(cfg: StackConfig) -> Planned:
-    args = {"fallback_orders": [list(cc.pools) for cc in cfg.compute_classes.values()]}
+    from gpu_fungibility.aks_cluster import SYSTEM_POOL
+
+    args = {"fallback_orders": [list(cc.pools) for cc in cfg.compute_classes.values()],
+            "other_pools": [SYSTEM_POOL, *unlisted_pools(cfg)]}
     return Planned(_component("AksAutoscalerPriorities"), f"{cfg.cluster.name}-autoscaler-priorities", args,
                    KeyPaths("computeClasses", {"fallback_orders": "/computeClasses"}))
 

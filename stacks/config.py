@@ -15,6 +15,7 @@ import re
 from typing import Annotated, Literal
 
 from gpu_fungibility import catalog, pins
+from gpu_fungibility.support_calendar import effective_minor
 from gpu_fungibility.versions import minor_version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -149,8 +150,9 @@ class ClusterConfig(Model):
     name: str  # a DNS label of 1-40 characters: the cluster components' check (argument_rules.cluster_name_issues)
     location: str  # not empty: the cluster components' check
     zones: list[str] = Field(min_length=1)
-    kubernetes_version: str = "1.34"
+    kubernetes_version: str = "1.35"
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"] = "REGULAR"
+    eks_support_type: Literal["STANDARD", "EXTENDED"] = "STANDARD"  # EKS upgradePolicy (EksClusterArgs.support_type)
     private_nodes: bool = True
     control_plane: ControlPlaneAccess = ControlPlaneAccess()
     network: NetworkConfig = NetworkConfig()
@@ -161,8 +163,9 @@ class ClusterConfig(Model):
 
     @property
     def minor_version(self) -> str:
-        """``"1.34"`` for ``"1.34.1-gke.100"``."""
-        return minor_version(self.kubernetes_version)
+        """The minor the cluster will run (``"1.35"`` for ``"1.35.1-gke.100"``): on GKE in a release channel,
+        never below the channel's default minor (``support_calendar.effective_minor``)."""
+        return effective_minor(self.cloud, minor_version(self.kubernetes_version), self.release_channel)
 
 
 class Accelerator(Model):

@@ -7,7 +7,6 @@ through the cluster's own provider.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -58,21 +57,14 @@ def eks_issues(cfg: StackConfig) -> list[tuple[str, str]]:
 
 
 def _control_plane_issues(cfg: StackConfig) -> list[tuple[str, str]]:
-    """EKS has no DNS-based endpoint, and a private-only endpoint takes requests from within the cluster VPC
-    (EKS API reference, ``VpcConfigRequest.endpointPublicAccess``)."""
-    access, net = cfg.cluster.control_plane, cfg.cluster.network
+    """EKS has no DNS-based endpoint. A private-only endpoint takes requests from within the cluster VPC and from
+    networks connected to it (a peered VPC, a Transit Gateway, VPN or Direct Connect: EKS user guide, "Cluster
+    API server endpoint"), so a runner range outside the VPC is accepted; its 443 rule is made like any other."""
+    access = cfg.cluster.control_plane
     issues = []
     if "dns_endpoint" in access.model_fields_set:
         issues.append(("cluster.controlPlane.dnsEndpoint", "is for GKE; EKS has only its IP endpoint: use "
                                                            "publicEndpoint with authorizedNetworks, or runnerCidrs"))
-    if not net.existing_subnet_ids:
-        vpc = ipaddress.ip_network(net.cidr)
-        for i, cidr in enumerate(access.runner_cidrs):
-            if not ipaddress.ip_network(cidr).subnet_of(vpc):
-                issues.append((f"cluster.controlPlane.runnerCidrs[{i}]",
-                               f"{cidr} is outside the VPC ({net.cidr}, cluster.network.cidr): a private-only "
-                               "endpoint takes requests from within the cluster VPC; run `pulumi up` from a subnet "
-                               "of it"))
     return issues
 
 

@@ -24,14 +24,17 @@ DESCRIPTIONS = {
     "cluster.zones": "zones for nodes (GKE node locations / EKS subnets / AKS zones `\"1\"`-`\"3\"`)",
     "cluster.resourceGroup": "AKS: an existing resource group (default: `<name>-rg` is built)",
     "cluster.kubernetesVersion": "control-plane version, >= 1.34 (DRA GA)",
-    "cluster.releaseChannel": "GKE release channel",
+    "cluster.releaseChannel": "GKE release channel; the cluster runs at least the channel's default minor, "
+                              "which every tool models (`support_calendar.effective_minor`)",
+    "cluster.eksSupportType": "EKS `upgradePolicy.supportType`: `STANDARD` (upgraded at end of standard "
+                              "support) or `EXTENDED` ($0.60 instead of $0.10 per cluster hour)",
     "cluster.privateNodes": "nodes without public IPs (GKE; EKS nodes are always in private subnets)",
     "cluster.controlPlane.publicEndpoint": "expose the API endpoint publicly (needs `authorizedNetworks`)",
     "cluster.controlPlane.authorizedNetworks": "CIDR blocks allowed to reach the IP endpoint",
     "cluster.controlPlane.dnsEndpoint": "GKE: `pulumi up` and the kubeconfig use the IAM-authorized DNS endpoint; "
                                         "`false`: the IP endpoint",
     "cluster.controlPlane.runnerCidrs": "where `pulumi up` runs, needed for a private IP endpoint (GKE: "
-                                        "authorized; EKS: 443 opened, inside the VPC; refused on AKS: the "
+                                        "authorized; EKS: 443 opened, in the VPC or a connected network; refused on AKS: the "
                                         "policy's `runnerCidrs` config)",
     "cluster.network.cidr": "VPC (EKS) / node subnet (GKE) range, /20 or larger",
     "cluster.network.podsCidr": "GKE: Pod IP range (subnet secondary range), disjoint from `cidr`",

@@ -28,7 +28,8 @@ PATHS = {
 
 class FakeApi:
     def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
-                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0):
+                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0, dra_served: bool = True):
+        self.dra_served = dra_served  # whether the resource.k8s.io/v1 group is served at all
         self.delay = delay  # seconds before every answer (a slow server)
         self.refusals = refusals  # statuses answered, in turn, to the first requests of every path (429, 503)
         self.trickle = trickle  # seconds between the bytes of every answer's body (a server that trickles)
@@ -110,8 +111,11 @@ class FakeApi:
                                 "try again later")
         if handler.command != "GET":
             return self._status(handler, 405, "MethodNotAllowed", "read-only fake")
+        if url.path == "/apis/resource.k8s.io/v1" and self.dra_served:
+            return self._send(handler, 200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                             "groupVersion": "resource.k8s.io/v1", "resources": []})
         kind = PATHS.get(url.path)
-        if kind is None:
+        if kind is None or (not self.dra_served and url.path.startswith("/apis/resource.k8s.io/")):
             return self._status(handler, 404, "NotFound", "the server could not find the requested resource")
         if any(url.path.startswith(prefix) for prefix in self.forbidden):
             resource = url.path.rsplit("/", 1)[-1]

@@ -214,12 +214,12 @@ def gke_stack() -> list[R]:
                 {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}]}]}}},
             "tolerations": [{"operator": "Exists"}],
             "initContainers": [{"name": "nvidia-driver-installer", "image": "cos-nvidia-installer:fixed"}],
-            "containers": [{"name": "pause", "image": "gcr.io/google-containers/pause:2.0"}],
+            "containers": [{"name": "pause", "image": "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"}],
         }}},
     })
     return [
         R("gcp:container/cluster:Cluster", "cluster", {
-            "name": "gpu-fungibility", "location": "us-central1", "minMasterVersion": "1.34",
+            "name": "gpu-fungibility", "location": "us-central1", "minMasterVersion": "1.35",
             "releaseChannel": {"channel": "REGULAR"}, "removeDefaultNodePool": True, "initialNodeCount": 1}),
         R(GKE_POOL, "system-pool", {"name": "system", "autoscaling": {"minNodeCount": 1, "maxNodeCount": 3},
                                     "nodeConfig": {"machineType": "e2-standard-4"}}),
@@ -285,7 +285,8 @@ def eks_stack() -> list[R]:
             {"operator": "In", "scopeName": "PriorityClass",
              "values": ["system-node-critical", "system-cluster-critical"]}]}}})
     return [
-        R("aws:eks/cluster:Cluster", "cluster", {"name": "gpu-fungibility", "version": "1.34"}),
+        R("aws:eks/cluster:Cluster", "cluster", {"name": "gpu-fungibility", "version": "1.35",
+                                                 "upgradePolicy": {"supportType": "STANDARD"}}),
         eks_group("system", "m6i.large", dra=False, ami="AL2023_x86_64_STANDARD", spot=False),
         eks_group("a100", "p4d.24xlarge", dra=True),
         eks_group("l4", "g6.12xlarge", dra=True),
@@ -307,7 +308,7 @@ def eks_stack() -> list[R]:
         R(RELEASE, "device-plugin", {"chart": "nvidia-device-plugin", "version": "0.20.0", "name": "nvidia-device-plugin",
                                      "repositoryOpts": {"repo": "https://nvidia.github.io/k8s-device-plugin"},
                                      "namespace": "nvidia-device-plugin", "values": device_plugin_values_seed_004()}),
-        R(RELEASE, "autoscaler", {"chart": "cluster-autoscaler", "version": "9.46.6", "namespace": "kube-system",
+        R(RELEASE, "autoscaler", {"chart": "cluster-autoscaler", "version": "9.59.0", "namespace": "kube-system",
                                   "repositoryOpts": {"repo": "https://kubernetes.github.io/autoscaler"},
                                   "values": {"extraArgs": {"expander": "priority"}}}),
         R("kubernetes:core/v1:ConfigMap", "priority-expander", {

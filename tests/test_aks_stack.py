@@ -122,9 +122,11 @@ def test_the_managed_autoscaler_follows_the_compute_class_through_the_scale_sets
     priorities = yaml.safe_load(configmaps[0].inputs["data"]["priorities"])
     ranked = sorted(priorities.items(), reverse=True)
     order = [pool for _, regexes in ranked for regex in regexes
-             for pool in ("a100spot", "a100od", "t4spot", "t4classic")
+             for pool in ("a100spot", "a100od", "t4spot", "t4classic", "system")
              if re.fullmatch(regex, f"aks-{pool}-12345678-vmss")]
-    assert order == ["a100spot", "a100od", "t4spot"]
+    # the pools no class lists come last: the expander drops a pool its ConfigMap does not match
+    assert order == ["a100spot", "a100od", "t4spot", "system", "t4classic"]
+    assert ranked[-1] == (1, ["^aks-system-[0-9]+-vmss$", "^aks-t4classic-[0-9]+-vmss$"])
 
 
 def test_the_cluster_is_reachable_only_from_the_allow_list_with_entra_id_and_workload_identity(dev):
@@ -136,7 +138,7 @@ def test_the_cluster_is_reachable_only_from_the_allow_list_with_entra_id_and_wor
     assert cluster["identity"] == {"type": "SystemAssigned"}
     assert (cluster["networkProfile"]["networkPlugin"], cluster["networkProfile"]["networkPluginMode"]) == \
         ("azure", "overlay")
-    assert cluster["kubernetesVersion"] == "1.34"
+    assert cluster["kubernetesVersion"] == "1.35"
 
 
 def test_a_private_cluster_by_default():

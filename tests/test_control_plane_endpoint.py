@@ -78,7 +78,8 @@ def test_the_ip_endpoint_with_runner_ranges_authorizes_them_and_keeps_the_ca():
         assert json.loads(config)["clusters"][0]["cluster"] == {"server": "https://10.20.0.2",
                                                                  "certificate-authority-data": CA}
         inputs = mocks.inputs["gke-cluster"]
-        assert "controlPlaneEndpointsConfig" not in inputs, "the DNS endpoint is left as the cluster has it"
+        # off is said: an omitted block would leave a cluster's DNS endpoint admitting traffic
+        assert inputs["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": False}}
         assert inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
             {"cidrBlock": "10.30.0.0/24", "displayName": "authorized-0"},
             {"cidrBlock": "10.20.8.0/24", "displayName": "runner-0"}]
@@ -131,9 +132,8 @@ def test_the_dns_endpoint_is_the_default():
 @pytest.mark.parametrize("raw, path, words", [
     (gke(dnsEndpoint=False), "cluster.controlPlane.runnerCidrs", "private IP endpoint"),
     (gke(dnsEndpoint=False, runnerCidrs=["10.0.0.1/24"]), "cluster.controlPlane.runnerCidrs", "not a CIDR block"),
-    (eks(runnerCidrs=["192.168.0.0/24"]), "cluster.controlPlane.runnerCidrs[0]", "outside the VPC"),
     (eks(dnsEndpoint=True, runnerCidrs=["10.0.9.0/24"]), "cluster.controlPlane.dnsEndpoint", "is for GKE"),
-], ids=["gke-private-ip", "gke-bad-cidr", "eks-runner-outside-vpc", "eks-dns"])
+], ids=["gke-private-ip", "gke-bad-cidr", "eks-dns"])
 def test_an_unreachable_endpoint_is_refused_with_its_key_path(raw, path, words):
     text = problems(raw)
     assert f"{path}:" in text and words in text, text
@@ -153,6 +153,14 @@ def test_runner_ranges_make_the_ip_endpoint_usable():
     eks_run = run_stack(eks(runnerCidrs=["10.0.9.0/24"]), stack="endpoint")
     (rule,) = eks_run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"]) == ("10.0.9.0/24", 443), rule.urn
+
+
+def test_an_eks_runner_in_a_connected_network_gets_its_rule():
+    # a peered VPC, Transit Gateway or VPN range outside the cluster VPC reaches a private-only endpoint
+    run = run_stack(eks(runnerCidrs=["192.168.0.0/24"]), stack="endpoint")
+    (rule,) = run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("192.168.0.0/24", 443, 443)
+    assert rule.inputs["description"].startswith("pulumi up runner"), rule.urn
 
 
 def test_prod_reaches_its_private_cluster_through_the_dns_endpoint():

@@ -81,11 +81,11 @@ def test_priorities_per_class_order_merge_across_classes():
 
 def test_unknown_kubernetes_minor_needs_an_explicit_autoscaler_image():
     assert image_tag_issues({}, "1.34") == []
-    issues = image_tag_issues({}, "1.36")
+    issues = image_tag_issues({}, "1.37")
     assert issues and issues[0][0] == "values.image.tag"
-    assert image_tag_issues({"image": {"tag": "v1.36.0"}}, "1.36") == []
+    assert image_tag_issues({"image": {"tag": "v1.37.0"}}, "1.37") == []
     newer = eks_config(cluster={"cloud": "eks", "name": "demo", "location": "us-west-2", "zones": ["us-west-2a"],
-                                "kubernetesVersion": "1.36"})
+                                "kubernetesVersion": "1.37"})
     assert "drivers.clusterAutoscaler.values.image.tag" in {p for p, _ in composition_issues(newer)}
 
 

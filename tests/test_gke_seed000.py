@@ -30,6 +30,7 @@ SEED_LABELS = {
     "nvidia.com/gpu.present": "true",
     "cloud.google.com/compute-class": "vllm-gpu-ccc",
     "cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
+    "cloud.google.com/gke-gpu-dra-driver": "true",  # the upstream autoscaler's GCE DRA label
     "nvidia.com/gpu.dra": "true",  # the project's uniform DRA label (both clouds)
 }
 SEED_TAINT = {"key": "cloud.google.com/compute-class", "value": "vllm-gpu-ccc", "effect": "NO_SCHEDULE"}

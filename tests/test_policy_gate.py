@@ -21,6 +21,7 @@ EXPECTED_LEVELS = {
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
     "serving-requests-fit-nodes": "mandatory",
     "control-plane-reachable": "mandatory",
+    "kubernetes-version-supported": "mandatory", "kubernetes-version-advisories": "advisory",
 }
 
 

@@ -172,6 +172,13 @@ def downgrade_gke_to_1_33(plan):
     return cluster["urn"].rsplit("::", 1)[1]
 
 
+def pin_gke_to_1_34_without_a_channel(plan):
+    cluster = one(plan, "gcp:container/cluster:Cluster")
+    cluster["inputs"]["minMasterVersion"] = "1.34"  # GKE 1.34: end of life 2026-10-01
+    cluster["inputs"]["releaseChannel"] = {"channel": "UNSPECIFIED"}
+    return cluster["urn"].rsplit("::", 1)[1]
+
+
 def make_the_service_public(plan):
     service = k8s(plan, "Service", "vllm-gpu")
     service["inputs"]["spec"]["type"] = "LoadBalancer"
@@ -260,6 +267,12 @@ def downgrade_eks_to_1_33(plan):
     return cluster["urn"].rsplit("::", 1)[1]
 
 
+def leave_eks_in_extended_support(plan):
+    cluster = one(plan, "aws:eks/cluster:Cluster")
+    del cluster["inputs"]["upgradePolicy"]
+    return cluster["urn"].rsplit("::", 1)[1]
+
+
 def dra_group_at_zero(plan):
     group = eks_group(plan, "l40s")
     group["inputs"]["scalingConfig"]["minSize"] = 0
@@ -341,6 +354,8 @@ MUTATIONS = [
     ("dev", remove_the_driver_installer, "gke-dra-driver-install"),
     ("dev", keep_the_chart_priority_class_without_quota, "gke-critical-priority-quota"),
     ("dev", downgrade_gke_to_1_33, "dra-kubernetes-version"),
+    ("dev", pin_gke_to_1_34_without_a_channel, "kubernetes-version-supported"),
+    ("eks-dev", leave_eks_in_extended_support, "kubernetes-version-advisories"),
     ("dev", make_the_service_public, "no-public-inference-endpoint"),
     ("dev", unpin_a_chart, "pinned-charts"),
     ("dev", put_the_token_in_a_literal, "secrets-from-secret-store"),

@@ -418,7 +418,7 @@ def test_unknown_workload_or_pool_is_an_error(cfg):
 def test_json_has_exactly_the_issue_shape(cfg):
     data = to_json(simulate(cfg, gpu_objects(), replicas={"vllm-gpu": 6}))
     assert set(data) == {"kubernetesVersion", "outcomesFollowed", "enumerated", "replicas", "pools", "warnings"}
-    assert (data["kubernetesVersion"], data["outcomesFollowed"], data["enumerated"]) == ("1.34", 1, True)
+    assert (data["kubernetesVersion"], data["outcomesFollowed"], data["enumerated"]) == ("1.35", 1, True)
     keys = {"workload", "replica", "status", "pool", "node", "devices", "tensorParallelSize", "alternatives",
             "reason", "note", "outcomes"}
     assert all(set(r) == keys for r in data["replicas"])
@@ -448,6 +448,7 @@ def test_from_1_35_the_scheduler_prefers_the_node_with_the_better_ranked_alterna
     raw = copy.deepcopy(GKE_DEV)
     raw["computeClasses"]["vllm-gpu-ccc"]["pools"] = ["a100-40gb", "a100-80gb"]
     raw["nodePools"]["a100-40gb"]["autoscaling"]["min"] = 1
+    raw["cluster"].update(kubernetesVersion="1.34", releaseChannel="RAPID")  # no recorded default lifts it
     (unscored,) = simulate(parse_stack_config(raw), gpu_objects()).of("vllm-gpu")
     assert unscored.status == UNDETERMINED and unscored.pool is None and unscored.node is None
     assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in unscored.outcomes] == [

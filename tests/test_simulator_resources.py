@@ -100,6 +100,8 @@ def eks_dev():
 
 def test_eks_dev_first_replica_may_land_on_either_running_node(eks_dev):
     cfg, objects = eks_dev
+    # Kubernetes 1.34: no DRA scoring (eks-dev runs 1.35, where the scheduler ranks the alternatives)
+    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": "1.34"})})
     result = simulate(cfg, objects, replicas={"vllm-gpu": 3})
     first, second, third = result.of("vllm-gpu")
     for replica in (first, second):
@@ -128,6 +130,7 @@ def test_past_the_branch_limit_later_replicas_list_every_pool_that_could_take_th
     raw = copy.deepcopy(GKE_DEV)
     raw["nodePools"]["a100-80gb"]["autoscaling"] = {"min": 8, "max": 8}
     raw["nodePools"]["a100-40gb"]["autoscaling"] = {"min": 8, "max": 8}
+    raw["cluster"].update(kubernetesVersion="1.34", releaseChannel="RAPID")  # 1.34: no DRA scoring
     result = simulate(parse_stack_config(raw), gpu_objects(), replicas={"vllm-gpu": 9})
     assert not result.enumerated and result.branches == 1
     assert all(r.status == UNDETERMINED for r in result.of("vllm-gpu"))

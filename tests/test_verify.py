@@ -157,6 +157,14 @@ def test_live_forbidden_group_is_a_partial_answer(capsys, snapshots, tmp_path):
     assert any("not checked" in f["message"] for f in report["findings"] if f["check"] == "devices")
 
 
+def test_live_a_cluster_without_dra_is_named_before_anything_else(capsys, snapshots, tmp_path):
+    with FakeApi(json.loads(snapshots["good"].read_text()), dra_served=False) as api:
+        assert main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path))]) == 2
+    assert "DRA is not served: /apis/resource.k8s.io/v1 answers 404" in capsys.readouterr().err
+    assert api.requests[0] == ("GET", "/apis/resource.k8s.io/v1")
+    assert len(api.requests) == 1  # nothing else is read
+
+
 def test_live_everything_forbidden_exits_2(capsys, snapshots, tmp_path):
     with FakeApi(json.loads(snapshots["good"].read_text()), forbidden=("/api", "/apis")) as api:
         assert main(["--stack", "dev", "--kubeconfig", str(api.kubeconfig(tmp_path))]) == 2

@@ -45,6 +45,9 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("ResourceClaim", "/apis/resource.k8s.io/v1", "resourceclaims"),
     ("ResourceClaimTemplate", "/apis/resource.k8s.io/v1", "resourceclaimtemplates"),
 )
+#: DRA's API group, asked for first: where it is not served (AKS, where DRA is unconfirmed:
+#: gpu_fungibility.support_calendar) no promise about devices can hold, and the run says so before anything else.
+DRA_GROUP = "/apis/resource.k8s.io/v1"
 #: Without these nothing this tool promises can be checked: their absence is "cannot be read" (exit 2).
 REQUIRED = ("Node", "Pod")
 HOW_TO = ("give a kubeconfig: --kubeconfig FILE (make verify KUBECONFIG=FILE), or export KUBECONFIG, or run "
@@ -162,10 +165,21 @@ def _parse_page(data: Any) -> dict[str, Any]:
     return {"items": items, "continue": (mapping(page.get("metadata") or {}, "metadata")).get("continue") or ""}
 
 
+def _dra_not_served(api, calls: Calls) -> bool:
+    try:
+        calls.run("discover resource.k8s.io/v1", _page(api, DRA_GROUP, []), parse=lambda data: data)
+    except CallError as exc:
+        return getattr(exc, "status", None) == 404  # any other failure: the reads below report it
+    return False
+
+
 def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budget) -> View:
     api = _client(source, context)
     server = _server(api)
     calls = budget.calls()
+    if _dra_not_served(api, calls):
+        raise ReadError(f"{server}: DRA is not served: {DRA_GROUP} answers 404, so no claim can be allocated; "
+                        "turn DRA on for the cluster (or move to a version that serves it) before anything else")
     objects: list[dict[str, Any]] = []
     unread: dict[str, str] = {}
     for kind, group, resource in KINDS:

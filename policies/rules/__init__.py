@@ -27,6 +27,7 @@ from .security import (
     validate_pinned_charts,
     validate_secrets_from_secret_store,
 )
+from .support import validate_version_advisories, validate_version_supported
 from .versions import validate_kubernetes_version
 
 PACK_NAME = "gpu-fungibility-policies"
@@ -61,9 +62,24 @@ POLICIES: list[Policy] = [
         validate=validate_kubernetes_version,
         enforcement_level=MANDATORY,
     ),
+    ResourceValidationPolicy(
+        name="kubernetes-version-supported",
+        description="The minor the cluster will run is in its cloud's standard support and the cloud serves DRA "
+                    "there (components/support_calendar.py).",
+        validate=validate_version_supported,
+        enforcement_level=MANDATORY,
+    ),
+    ResourceValidationPolicy(
+        name="kubernetes-version-advisories",
+        description="Standard support ending within 90 days, a minor no cited calendar dates, DRA unconfirmed on "
+                    "the cloud, EKS extended support left on.",
+        validate=validate_version_advisories,
+        enforcement_level=ADVISORY,
+    ),
     StackValidationPolicy(
         name="gke-dra-driver-install",
-        description="GKE DRA pools disable GKE's driver installation and the stack installs the driver itself.",
+        description="GKE DRA pools disable GKE's driver installation, the stack installs the driver itself, and "
+                    "no MIG, time-sharing or MPS is asked of them (GKE refuses those with DRA).",
         validate=validate_gke_dra_driver_install,
         enforcement_level=MANDATORY,
     ),

@@ -18,7 +18,17 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from .. import facts
-from ..stack_view import AKS_AGENT_POOL, EKS_NODE_GROUP, GKE_NODE_POOL, Pool, aks_pool, eks_pool, gke_pool, res_of
+from ..stack_view import (
+    AKS_AGENT_POOL,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    Pool,
+    aks_pool,
+    eks_pool,
+    gke_pool,
+    plain,
+    res_of,
+)
 from .common import config_list
 
 
@@ -61,6 +71,18 @@ def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violat
                 f"{pool.title} is a DRA agent pool with minCount 0: AKS's managed autoscaler builds an empty pool's "
                 "node template from the VM size, without DRA devices, so it will not scale this pool up from zero "
                 "for a pending claim. Keep minCount >= 1 for a pool that must serve claims.",
+                None,
+            )
+        max_count = plain(args.props).get("maxCount")
+        if pool.labels.get(facts.GPU_DRA) == "true" and isinstance(max_count, (int, float)) \
+                and max_count > (pool.min_size or 0):
+            report_violation(
+                f"{pool.title} is a DRA agent pool with maxCount {int(max_count)} > minCount {pool.min_size}: AKS "
+                f"labels its GPU nodes {facts.AKS_ACCELERATOR}, the Azure provider's GPU label, and the autoscaler "
+                "marks a node with that label and no nvidia.com/gpu as resource unready (cluster-autoscaler "
+                "processors/customresources/gpu_processor.go at 1.35.2; the Azure provider has no DRA exemption), "
+                "so the pool probably never grows past minCount. Size it with minCount (set minCount = maxCount) "
+                "and scale it by hand; docs/aks.md.",
                 None,
             )
         return

@@ -5,6 +5,10 @@ installation (``gpuDriverVersion: INSTALLATION_DISABLED``, seed 000), and the
 stack must then install the driver itself with an installer DaemonSet that
 actually runs on the pool's nodes.
 
+GKE also refuses MIG, GPU time-sharing and MPS on DRA pools (GKE "Prepare GKE infrastructure for DRA
+workloads", Limitations): a claim for ``mig.nvidia.com`` devices, or a DRA pool with ``gpuSharingConfig`` or
+``gpuPartitionSize``, fails ``gke-dra-driver-install`` too.
+
 ``gke-critical-priority-quota``: GKE admits ``system-node-critical`` /
 ``system-cluster-critical`` pods outside ``kube-system`` only when a
 ResourceQuota in their namespace scopes that priority class; a driver release
@@ -72,6 +76,40 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
                 why = "; ".join(f"{name}: {', '.join(v.reasons)}" for name, v in verdicts)
                 report_violation(
                     f"{pool.title}: the NVIDIA driver installer will not run on its nodes ({why}).", pool.urn)
+    _no_gpu_sharing_with_dra(view, report_violation)
+
+
+MIG_DEVICE_CLASS = "mig.nvidia.com"
+
+
+def _requested_classes(claim: Any) -> set[str]:
+    spec = claim.props.get("spec") or {}
+    if claim.kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    classes = set()
+    for request in dig(spec, "devices", "requests", default=[]) or []:
+        for choice in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+            if choice.get("deviceClassName"):
+                classes.add(str(choice["deviceClassName"]))
+    return classes
+
+
+def _no_gpu_sharing_with_dra(view: StackView, report_violation: ReportViolation) -> None:
+    """GKE refuses MIG, time-sharing and MPS with DRA: a MIG claim or a sharing setting on a DRA pool fails."""
+    dra_pools = [p for p in view.pools if p.nvidia_dra_labelled and clouds.profile(p.cloud).dra_gpu_sharing_refused]
+    if not dra_pools:
+        return
+    why = clouds.profile(dra_pools[0].cloud).dra_gpu_sharing_refused
+    for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
+        if MIG_DEVICE_CLASS in _requested_classes(claim):
+            report_violation(f"{claim.kind} {claim.k8s_name} asks for {MIG_DEVICE_CLASS} devices on a GKE DRA "
+                             f"cluster: {why}.", claim.urn)
+    props_of = {r.urn: r.props for r in view.resources}
+    for pool in dra_pools:
+        accelerators = dig(props_of.get(pool.urn) or {}, "nodeConfig", "guestAccelerators", default=[]) or []
+        if any(isinstance(a, Mapping) and (a.get("gpuSharingConfig") or a.get("gpuPartitionSize"))
+               for a in accelerators):
+            report_violation(f"{pool.title} is a DRA pool with GPU sharing or partitioning set: {why}.", pool.urn)
 
 
 def _quota_admits(quota: Mapping[str, Any], priority_class: str) -> bool:

@@ -1,0 +1,139 @@
+"""Each cloud's support calendar per Kubernetes minor, and whether it serves DRA there: cited, dated data.
+
+The clouds publish these dates; they move. :data:`AS_OF` says when they were read, :data:`REVIEW_BY` when they
+must be read again (a test fails after that date, so a stale calendar cannot quietly refuse or admit a minor).
+
+- ``standard_support_ends``: the first day a minor is no longer in the cloud's standard support. A stack on a
+  minor past it is refused (policy ``kubernetes-version-supported``); within :data:`ADVISORY_DAYS` of it, warned.
+  Where a cloud gives only a month, the first day of that month is used (the earlier date: an upgrade planned
+  against it is never late).
+- DRA availability: ``on`` (served by default: resource.k8s.io/v1 and DynamicResourceAllocation on),
+  ``off`` (a source says the cloud does not enable it), ``unconfirmed`` (no source either way).
+
+A GKE cluster in a release channel runs the channel's default minor when ``minMasterVersion`` is below it
+(the floor only stops GKE from picking an older one): :func:`effective_minor` is the minor every tool models.
+"""
+
+import datetime as dt
+from typing import Literal, NamedTuple
+
+#: When the calendar below was read from its sources.
+AS_OF = dt.date(2026, 11, 26)
+#: Read every source again by this date; ``tests/test_support_calendar.py`` fails after it.
+REVIEW_BY = dt.date(2027, 1, 15)
+#: A minor whose standard support ends within this many days gets an advisory.
+ADVISORY_DAYS = 90
+
+DraState = Literal["on", "off", "unconfirmed"]
+
+GKE_SCHEDULE = ("GKE release schedule, https://cloud.google.com/kubernetes-engine/docs/release-schedule, as "
+                "recorded by endoflife.date/api/v1/products/google-kubernetes-engine (generated 2026-04-10): "
+                "1.34 end of life 2026-10-01, 1.35 end of life 2027-04-11")
+EKS_CALENDAR = ("EKS user guide, Kubernetes version lifecycle (kubernetes-versions), release calendar as recorded by "
+                "endoflife.date/amazon-eks: end of standard support 1.34 2026-12-02, 1.35 2027-03-27")
+AKS_CALENDAR = ("MicrosoftDocs/azure-aks-docs articles/aks/supported-kubernetes-versions.md at f988e7e8 "
+                "(2026-08-05), AKS Kubernetes release calendar: end of life 1.34 Nov 2026, 1.35 Mar 2027, "
+                "1.36 Jun 2027, 1.37 Oct 2027")
+GKE_DRA = ("GKE 'Prepare GKE infrastructure for DRA workloads' (how-to/set-up-dra): GKE Standard 1.34 or later; "
+           "no node auto-provisioning, no automatic GPU driver installation, no time-sharing, MIG or MPS")
+EKS_DRA = ("EKS user guide 'Manage hardware devices on Amazon EKS' (device-management): DRA drivers recommended "
+           "on Kubernetes 1.34 and later with managed node groups or self-managed nodes; not on EKS Auto Mode")
+AKS_DRA_OFF = ("azure-aks-docs security-bulletins/overview.md AKS-2025-008 (2025-06-19): AKS does not support or "
+               "enable DynamicResourceAllocation in any supported version (then 1.30-1.33)")
+AKS_DRA_UNCONFIRMED = ("no AKS document found says DRA is served from 1.34 (upstream GA, on by default); "
+                       "AKS-2025-008 said AKS did not enable it up to 1.33, and Azure/AgentBaker@06836ee2 carries "
+                       "only a preview node option (EnableManagedGPUDRA)")
+
+
+class MinorSupport(NamedTuple):
+    """One minor on one cloud."""
+
+    standard_support_ends: dt.date
+    dra: DraState
+    support_source: str
+    dra_source: str
+
+
+CALENDAR: dict[str, dict[str, MinorSupport]] = {
+    "gke": {
+        "1.34": MinorSupport(dt.date(2026, 10, 1), "on", GKE_SCHEDULE, GKE_DRA),
+        "1.35": MinorSupport(dt.date(2027, 4, 11), "on", GKE_SCHEDULE, GKE_DRA),
+    },
+    "eks": {
+        "1.34": MinorSupport(dt.date(2026, 12, 2), "on", EKS_CALENDAR, EKS_DRA),
+        "1.35": MinorSupport(dt.date(2027, 3, 27), "on", EKS_CALENDAR, EKS_DRA),
+    },
+    "aks": {
+        "1.33": MinorSupport(dt.date(2026, 7, 1), "off", AKS_CALENDAR, AKS_DRA_OFF),
+        "1.34": MinorSupport(dt.date(2026, 11, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
+        "1.35": MinorSupport(dt.date(2027, 3, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
+        "1.36": MinorSupport(dt.date(2027, 6, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
+        "1.37": MinorSupport(dt.date(2027, 10, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
+    },
+}
+
+#: The minor a new GKE cluster in each release channel gets by default (GKE release notes, per channel):
+#: Regular 1.35.8-gke.1036000 (2026-09-17), Extended 1.35.8-gke.1225000 (2026-09-23); Stable defaulted to
+#: 1.34.6-gke.1307000 on 2026-05-27 and, with 1.34 at end of life on 2026-10-01, cannot default below 1.35.
+#: Rapid is left out: its default is not recorded here, so a Rapid cluster is modelled at its floor.
+CHANNEL_DEFAULT_MINOR: dict[str, dict[str, str]] = {"gke": {"REGULAR": "1.35", "STABLE": "1.35", "EXTENDED": "1.35"}}
+GKE_CHANNEL_SOURCE = ("GKE release notes per channel (gke-regular-channel-release-notes 2026-09-17, "
+                      "gke-extended-channel-release-notes 2026-09-23, gke-stable-channel-release-notes 2026-05-27)")
+
+
+def _key(minor: str) -> tuple[int, int]:
+    major, minor_part = minor.split(".")[:2]
+    return int(major), int(minor_part)
+
+
+def minor_of(version: str) -> str:
+    """``"1.35"`` for ``"1.35.4-gke.100"``, ``"v1.35"`` or ``"1.35"``."""
+    return ".".join(str(version).lstrip("v").split("-")[0].split(".")[:2])
+
+
+def effective_minor(cloud: str, version: str, release_channel: str | None = None) -> str:
+    """The minor the cluster will run: in a cloud's release channel (GKE), never below the channel's default."""
+    minor = minor_of(version)
+    default = CHANNEL_DEFAULT_MINOR.get(cloud, {}).get((release_channel or "").upper())
+    if default and _key(default) > _key(minor):
+        return default
+    return minor
+
+
+def support(cloud: str, minor: str) -> MinorSupport | None:
+    """The calendar entry, or None when no source dates this minor on this cloud."""
+    return CALENDAR.get(cloud, {}).get(minor_of(minor))
+
+
+def support_problem(cloud: str, minor: str, today: dt.date) -> str | None:
+    """Why this minor is past the end of standard support on this cloud (a refusal), or None."""
+    entry = support(cloud, minor)
+    if entry and today >= entry.standard_support_ends:
+        return (f"Kubernetes {minor} on {cloud.upper()} left standard support on {entry.standard_support_ends} "
+                f"({entry.support_source}): move to a supported minor")
+    return None
+
+
+def support_advisories(cloud: str, minor: str, today: dt.date) -> list[str]:
+    """Warnings about this minor on this cloud: standard support ending soon, no dated source, DRA unconfirmed."""
+    entry = support(cloud, minor)
+    if entry is None:
+        return [f"no cited support calendar entry for Kubernetes {minor} on {cloud.upper()} "
+                f"(components/support_calendar.py, read {AS_OF}): check the cloud's calendar before relying on it"]
+    notes = []
+    left = (entry.standard_support_ends - today).days
+    if 0 < left <= ADVISORY_DAYS:
+        notes.append(f"Kubernetes {minor} on {cloud.upper()} leaves standard support on "
+                     f"{entry.standard_support_ends}, in {left} days: plan the upgrade")
+    if entry.dra == "unconfirmed":
+        notes.append(f"DRA on {cloud.upper()} {minor} is unconfirmed: {entry.dra_source}; `make verify` checks "
+                     f"that resource.k8s.io/v1 is served before anything else")
+    return notes
+
+
+def dra_problem(cloud: str, minor: str) -> str | None:
+    """Why DRA cannot be used on this cloud and minor (a source says it is off), or None."""
+    entry = support(cloud, minor)
+    if entry and entry.dra == "off":
+        return f"{cloud.upper()} does not serve DRA at Kubernetes {minor}: {entry.dra_source}"
+    return None

@@ -1,0 +1,74 @@
+"""``kubernetes-version-supported`` (mandatory) and ``kubernetes-version-advisories`` (advisory), per cluster.
+
+The minor a cluster runs, read from the cluster resource (GKE: ``minMasterVersion`` raised to the release
+channel's default minor; EKS: ``version``; AKS: ``kubernetesVersion``), against the cited calendar in
+:mod:`gpu_fungibility.support_calendar`: refused past the end of the cloud's standard support or where a source
+says the cloud does not serve DRA at that minor; warned within 90 days of that end, where no source dates the
+minor, and where DRA is unconfirmed. An EKS cluster that leaves ``upgradePolicy.supportType`` unset (EKS's
+default is EXTENDED) is warned about the extended-support price.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from gpu_fungibility.support_calendar import (
+    dra_problem,
+    effective_minor,
+    minor_of,
+    support_advisories,
+    support_problem,
+)
+from pulumi_policy import ReportViolation, ResourceValidationArgs
+
+from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, plain
+from .versions import MIN_VERSION
+
+#: EKS per-cluster hourly price: standard support $0.10, extended support $0.60 (EKS pricing page).
+EKS_EXTENDED_NOTE = ("EKS charges $0.60 per cluster hour in extended support instead of $0.10: set "
+                     "cluster.eksSupportType (upgradePolicy.supportType) to STANDARD to have EKS upgrade the "
+                     "cluster at the end of standard support instead")
+
+
+def cluster_minor(resource_type: str, props: dict) -> tuple[str, str] | None:
+    """``(cloud, minor)`` the cluster resource will run, or None when it is not a cluster or not known yet."""
+    if resource_type == GKE_CLUSTER:
+        cloud, version = "gke", props.get("minMasterVersion")
+        channel = (props.get("releaseChannel") or {}).get("channel")
+    elif resource_type == EKS_CLUSTER:
+        cloud, version, channel = "eks", props.get("version"), None
+    elif resource_type == AKS_CLUSTER:
+        cloud, version, channel = "aks", props.get("kubernetesVersion"), None
+    else:
+        return None
+    if not isinstance(version, str) or version in ("", UNKNOWN) or version.lower() == "latest":
+        return None
+    minor = minor_of(version)
+    if not minor.replace(".", "").isdigit() or tuple(int(p) for p in minor.split(".")[:2]) < MIN_VERSION:
+        return None  # not a version, or below 1.34: dra-kubernetes-version refuses it
+    return cloud, effective_minor(cloud, version, channel if isinstance(channel, str) else None)
+
+
+def validate_version_supported(args: ResourceValidationArgs, report_violation: ReportViolation,
+                               today: dt.date | None = None) -> None:
+    found = cluster_minor(args.resource_type, plain(args.props))
+    if found is None:
+        return
+    cloud, minor = found
+    for problem in (support_problem(cloud, minor, today or dt.date.today()), dra_problem(cloud, minor)):
+        if problem:
+            report_violation(problem, None)
+
+
+def validate_version_advisories(args: ResourceValidationArgs, report_violation: ReportViolation,
+                                today: dt.date | None = None) -> None:
+    props = plain(args.props)
+    found = cluster_minor(args.resource_type, props)
+    if found is None:
+        return
+    cloud, minor = found
+    for note in support_advisories(cloud, minor, today or dt.date.today()):
+        report_violation(note, None)
+    if args.resource_type == EKS_CLUSTER and (props.get("upgradePolicy") or {}).get("supportType") in (
+            None, "", "EXTENDED"):
+        report_violation(EKS_EXTENDED_NOTE, None)

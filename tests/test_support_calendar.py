@@ -1,0 +1,117 @@
+"""Each cloud's support calendar and DRA availability: cited, dated, reviewed, and enforced by the pack."""
+
+import datetime as dt
+import functools
+
+import pytest
+import yaml
+from gpu_fungibility import support_calendar as cal
+
+from policies.rules.support import validate_version_advisories, validate_version_supported
+from stacks.loader import parse_stack_config
+from tests.policy_fixtures import Collector, R, resource_args
+
+GKE, EKS, AKS = "gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster", "azure-native:containerservice:ManagedCluster"
+TODAY = dt.date(2026, 11, 26)
+
+
+def test_the_calendar_is_not_older_than_its_review_date():
+    assert cal.AS_OF <= dt.date.today(), "the calendar cannot be read in the future"
+    assert dt.date.today() <= cal.REVIEW_BY, (
+        f"components/support_calendar.py was read on {cal.AS_OF} and is due for review since {cal.REVIEW_BY}: "
+        "read every cited source again, update the dates, then move REVIEW_BY")
+
+
+def test_every_entry_cites_its_sources():
+    for cloud, minors in cal.CALENDAR.items():
+        for minor, entry in minors.items():
+            assert entry.support_source and entry.dra_source, f"{cloud} {minor}"
+            assert entry.dra in ("on", "off", "unconfirmed"), f"{cloud} {minor}"
+
+
+@pytest.mark.parametrize("cloud,minor,ends", [
+    ("gke", "1.34", dt.date(2026, 10, 1)),   # GKE release schedule: 1.34 end of life
+    ("eks", "1.34", dt.date(2026, 12, 2)),   # EKS release calendar: end of standard support
+    ("eks", "1.35", dt.date(2027, 3, 27)),
+    ("aks", "1.34", dt.date(2026, 11, 1)),   # AKS calendar: "Nov 2026", the month's first day
+    ("aks", "1.35", dt.date(2027, 3, 1)),
+])
+def test_recorded_end_of_standard_support(cloud, minor, ends):
+    assert cal.support(cloud, minor).standard_support_ends == ends
+
+
+def test_a_minor_past_standard_support_is_refused_and_one_close_to_it_warned():
+    assert cal.support_problem("gke", "1.34", TODAY)
+    assert cal.support_problem("aks", "1.34", TODAY)
+    assert cal.support_problem("eks", "1.34", TODAY) is None
+    assert any("in 6 days" in note for note in cal.support_advisories("eks", "1.34", TODAY))
+    assert cal.support_problem("eks", "1.34", dt.date(2026, 12, 2))
+    assert not any("leaves standard support" in n for n in cal.support_advisories("eks", "1.35", TODAY))
+    assert any("in 90 days" in n for n in cal.support_advisories("eks", "1.35", dt.date(2026, 12, 27)))
+    assert any("no cited support calendar entry" in n for n in cal.support_advisories("eks", "1.37", TODAY))
+
+
+def test_dra_off_is_refused_and_unconfirmed_is_warned():
+    assert "AKS-2025-008" in cal.dra_problem("aks", "1.33")
+    assert cal.dra_problem("aks", "1.35") is None
+    assert any("DRA on AKS 1.35 is unconfirmed" in n for n in cal.support_advisories("aks", "1.35", TODAY))
+    for cloud in ("gke", "eks"):
+        assert cal.support(cloud, "1.35").dra == "on"
+        assert not any("DRA" in n for n in cal.support_advisories(cloud, "1.35", TODAY))
+
+
+@pytest.mark.parametrize("cloud,version,channel,minor", [
+    ("gke", "1.34", "REGULAR", "1.35"),     # the channel's default is above the floor: the cluster runs 1.35
+    ("gke", "1.34", "STABLE", "1.35"),
+    ("gke", "1.36", "REGULAR", "1.36"),     # a floor above the default wins
+    ("gke", "1.34", "RAPID", "1.34"),       # no recorded default: modelled at the floor
+    ("gke", "1.34", "UNSPECIFIED", "1.34"),
+    ("eks", "1.34", "REGULAR", "1.34"),     # EKS has no channel: the version is the version
+])
+def test_the_minor_the_cluster_will_run(cloud, version, channel, minor):
+    assert cal.effective_minor(cloud, version, channel) == minor
+
+
+def test_every_tool_models_the_minor_a_gke_channel_runs():
+    raw = yaml.safe_load(open("Pulumi.dev.yaml"))["config"]
+    config = {k.split(":", 1)[1]: v for k, v in raw.items() if k.startswith("gpu-fungibility:")}
+    config["cluster"] = {**config["cluster"], "kubernetesVersion": "1.34"}
+    assert parse_stack_config(config, checks=False).cluster.minor_version == "1.35"   # plan, simulator and pack read this
+
+
+def run(rule, resource: R) -> Collector:
+    collector = Collector()
+    rule(resource_args(resource), collector)
+    return collector
+
+
+supported = functools.partial(validate_version_supported, today=TODAY)
+advisories = functools.partial(validate_version_advisories, today=TODAY)
+
+
+def test_the_pack_refuses_a_cluster_past_standard_support():
+    floor_only = R(GKE, "c", {"minMasterVersion": "1.34", "releaseChannel": {"channel": "UNSPECIFIED"}})
+    assert "left standard support on 2026-10-01" in run(supported, floor_only).messages[0]
+    in_channel = R(GKE, "c", {"minMasterVersion": "1.34", "releaseChannel": {"channel": "REGULAR"}})
+    assert run(supported, in_channel).messages == []
+    assert run(supported, R(AKS, "c", {"kubernetesVersion": "1.34"})).messages
+    assert run(supported, R(AKS, "c", {"kubernetesVersion": "1.33"})).messages == []  # dra-kubernetes-version's
+    assert run(supported, R(EKS, "c", {"version": "1.35"})).messages == []
+
+
+def test_the_pack_warns_about_extended_support_and_unconfirmed_dra():
+    no_policy = run(advisories, R(EKS, "c", {"version": "1.35"})).messages
+    assert any("$0.60 per cluster hour" in m for m in no_policy)
+    standard = run(advisories, R(EKS, "c", {"version": "1.35", "upgradePolicy": {"supportType": "STANDARD"}}))
+    assert standard.messages == []
+    assert any("unconfirmed" in m for m in run(advisories, R(AKS, "c", {"kubernetesVersion": "1.35"})).messages)
+
+
+@pytest.mark.parametrize("stack,cloud", [("dev", "gke"), ("eks-dev", "eks"), ("prod", "gke"), ("aks-dev", "aks")])
+def test_the_shipped_stacks_run_a_supported_minor_that_serves_dra(stack, cloud):
+    raw = yaml.safe_load(open(f"Pulumi.{stack}.yaml"))["config"]
+    config = {k.split(":", 1)[1]: v for k, v in raw.items() if k.startswith("gpu-fungibility:")}
+    minor = parse_stack_config(config, checks=False).cluster.minor_version
+    assert minor == "1.35", stack
+    assert cal.support_problem(cloud, minor, TODAY) is None, stack
+    assert cal.dra_problem(cloud, minor) is None, stack
