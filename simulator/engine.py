@@ -8,15 +8,16 @@ placed one at a time, workload by workload in the order of the objects:
    there (:mod:`simulator.allocator`), and its CPU and memory requests fit
    next to what already runs there (the cloud's system pods, the stack's
    DaemonSets and earlier replicas; :meth:`simulator.cluster.ClusterBuilder.room`).
-   When several running nodes can, the choice is not the simulator's to make:
-   Kubernetes 1.34's DynamicResources plugin has no Score extension point, so
-   the node is chosen by the other scores (resource balance, image locality,
-   topology spread) and a random tie-break. The simulation follows every
-   choice and reports every outcome it leads to. From 1.35 the plugin scores
-   nodes by the rank of the ``firstAvailable`` subrequests their allocation
-   uses (kubernetes/kubernetes#134711, pkg/scheduler/framework/plugins/
-   dynamicresources/dynamicresources.go ``Score``), so only the best-ranked
-   choices are followed. Nodes of one pool in the same state are one choice.
+   When several running nodes can, they are scored the way the default profile
+   of the stack's minor scores them (:mod:`simulator.scoring`: NodeAffinity's
+   preferred terms, TaintToleration, LeastAllocated, BalancedAllocation,
+   PodTopologySpread's system defaults, and from 1.35 DynamicResources' score
+   for the ``firstAvailable`` rank, kubernetes/kubernetes#134711) and the
+   highest total wins. Where totals tie, or lie within what the simulator
+   cannot know (a node's zone in a multi-zone pool, its machine among a
+   group's instance types, a cached image), the scheduler picks at random:
+   the simulation follows every such choice and reports every outcome it
+   leads to. Nodes of one pool in the same state are one choice.
 2. **Cluster autoscaler.** Otherwise the highest-priority pool (compute class
    order on GKE, priority expander order on EKS) whose new node would fit the
    pod grows by one node, unless it is at ``max``, stocked out, or (EKS) a
@@ -44,6 +45,7 @@ from typing import Any
 from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
+from simulator import scoring
 from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
@@ -58,6 +60,7 @@ from simulator.scheduling import node_predicates
 from simulator.workloads import ClaimSpec, PodSpec, device_classes, pod_specs
 from stacks.config import StackConfig
 
+MIB = 1024 * 1024
 #: Distinct ways the cluster can unfold that the simulation follows before it stops enumerating.
 MAX_BRANCHES = 64
 
@@ -126,9 +129,9 @@ class Simulation:
         self.profile = clouds.profile(cfg.cluster.cloud)
         classes, self.class_problems = device_classes(objects)
         self.allocator = Allocator(classes, self.class_problems)
-        # Prioritized-list scoring exists from 1.35 (kubernetes/kubernetes#134711; the 1.35 release notes).
-        major, minor = (int(x) for x in cfg.cluster.minor_version.split("."))
-        self.scores_prioritized_list = (major, minor) >= (1, 35)
+        # The default profile's score plugins at the stack's minor (prioritized-list scoring from 1.35).
+        self.scoring = scoring.default_profile(cfg.cluster.minor_version)
+        self.scores_prioritized_list = self.scoring.scores_prioritized_list
         self.builder = ClusterBuilder(cfg)
         for pool_name, layout in self.builder.mig.items():  # never round an over-full GPU up to one set
             problem = mig_geometry.layout_problem(cfg.node_pools[pool_name].accelerator.type, layout)
@@ -216,6 +219,7 @@ class Simulation:
         pinned = {(s.pool, s.node) for c in pod.claims if c.shared and (s := branch.shared.get(c.source))}
         choices: list[_Choice] = []
         shortages: list[str] = []
+        alike: dict[tuple, int] = {}  # (pool, equivalence) -> feasible nodes the choice stands for
         for p in range(len(self.pools)):
             if self._pool_predicates(pod, p):
                 continue
@@ -224,6 +228,8 @@ class Simulation:
                 if state.lost or (pinned and (p, i) not in pinned):
                     continue
                 if state.equivalence in seen and not pinned:
+                    if (p, state.equivalence) in alike:
+                        alike[(p, state.equivalence)] += 1
                     continue  # the same as an earlier node of this pool: the same choice
                 seen.add(state.equivalence)
                 node = self.node(p, i)
@@ -236,10 +242,60 @@ class Simulation:
                     continue
                 rank = sum(pick.alternative.rank for pick in picks)
                 choices.append(_Choice(p, i, picks, rank))
-        if self.scores_prioritized_list and choices:
-            best = min(c.rank for c in choices)
-            choices = [c for c in choices if c.rank == best]
+                alike[(p, state.equivalence)] = 1
+        if len(choices) > 1:
+            counts = [alike.get((c.pool, branch.nodes[c.pool][c.node].equivalence), 1) for c in choices]
+            choices = self._best_scored(branch, pod, choices, counts)
         return choices, shortages
+
+    # ---- the scheduler's scores ----
+    def _best_scored(self, branch: Branch, pod: PodSpec, choices: list[_Choice], counts: list[int]) -> list[_Choice]:
+        """The choices the default profile's scores leave open (:mod:`simulator.scoring`)."""
+        candidates = [self._candidate(branch, pod, c, n) for c, n in zip(choices, counts, strict=True)]
+        request = (pod.cpu_m, pod.memory_mib * MIB)
+        scored_pod = scoring.ScoredPod(request, tuple(pod.preferred_terms), tuple(pod.tolerations))
+        in_zone: dict[str, int] = {}
+        placed = 0
+        for p, nodes in enumerate(branch.nodes):
+            for i, state in enumerate(nodes):
+                mine = sum(1 for key in state.replicas if key[0] == pod.workload)
+                if mine and not state.lost:
+                    zone = self.node(p, i).labels.get(scoring.ZONE, "")
+                    in_zone[zone] = in_zone.get(zone, 0) + mine
+                    placed += mine
+        scored = scoring.score(self.scoring, scored_pod, candidates, in_zone)
+        zones = {z for c in choices for z in self._zones(c.pool)}
+        uncertain = any(len(self._zones(c.pool)) > 1 for c in choices)
+        bound = scoring.zone_spread_bound(placed, len(zones)) if uncertain else 0
+        return [s.candidate.key for s in scoring.winners(scored, self.scoring, bound)]
+
+    def _zones(self, p: int) -> tuple[str, ...]:
+        """The zones a node of the pool may be in (the simulator labels it with the first)."""
+        pool = self.pools[p].config
+        return tuple(pool.zones or self.cfg.cluster.zones)
+
+    def _candidate(self, branch: Branch, pod: PodSpec, choice: _Choice, count: int) -> scoring.Candidate:
+        node = self.node(choice.pool, choice.node)
+        state = branch.nodes[choice.pool][choice.node]
+        pool = self.pools[choice.pool].config
+        shapes = []
+        for machine in [pool.machine_type or pool.vm_size or "", *(pool.instance_types or [])]:
+            room = sizing.node_room(self.cfg.cluster.cloud, machine, pool.family or "gpu", pool.dra) if machine else None
+            if room is None:
+                continue
+            used = (room.reserved[0] + state.cpu_m, (room.reserved[1] + state.memory_mib) * MIB)
+            shapes.append(scoring.NodeShape((room.allocatable[0], room.allocatable[1] * MIB), used))
+        if not shapes:  # a machine the catalog does not know: what the node has room for
+            shapes.append(scoring.NodeShape((node.room[0], node.room[1] * MIB),
+                                            (state.cpu_m, state.memory_mib * MIB)))
+        by_claim: dict[str, dict[str, int]] = {}
+        for pick in choice.picks:
+            if pick.alternative.subrequest is not None:
+                by_claim.setdefault(pick.claim, {})[pick.alternative.label] = pick.alternative.rank
+        mine = sum(1 for key in state.replicas if key[0] == pod.workload)
+        return scoring.Candidate(choice, node.labels, tuple(node.taints), tuple(shapes), pods_here=mine,
+                                 has_image=mine > 0, subrequests=tuple(tuple(r.values()) for r in by_claim.values()),
+                                 count=count)
 
     def _scale_up(self, branch: Branch, pod: PodSpec, shortages: list[str]) -> _Choice | str:
         prefix = _shortage_prefix(shortages)

@@ -135,9 +135,9 @@ def balanced_allocation(requested: Sequence[int], allocatable: Sequence[int]) ->
 
 
 def dynamic_resources_score(allocated: Iterable[Iterable[int]]) -> int:
-    """DynamicResources' raw score: per claim, ``8 - index`` of each distinct firstAvailable subrequest
-    allocated on the node (``exactly`` requests add nothing)."""
-    return sum(FIRST_AVAILABLE_MAX - index for claim in allocated for index in set(claim))
+    """DynamicResources' raw score: per claim, ``8 - index`` of each firstAvailable subrequest allocated on the
+    node, each ``request/subrequest`` once (``exactly`` requests add nothing)."""
+    return sum(FIRST_AVAILABLE_MAX - index for claim in allocated for index in claim)
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -218,7 +218,7 @@ class Candidate:
     shapes: tuple[NodeShape, ...]  # every machine the node may be (one when known)
     pods_here: int = 0  # pods of this workload on the node (the spread selector's)
     has_image: bool = False  # it ran the serving image before
-    subrequests: tuple[tuple[int, ...], ...] = ()  # per claim: firstAvailable indexes allocated here
+    subrequests: tuple[tuple[int, ...], ...] = ()  # per claim: the index of each subrequest allocated here
     count: int = 1  # identical nodes it stands for
 
 

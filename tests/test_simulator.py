@@ -442,16 +442,14 @@ def test_table_and_markdown_show_every_replica(cfg):
     assert "| a100-80gb | 2 | 1 | 2 | 2/2 | no |" in markdown
 
 
-def test_from_1_35_the_scheduler_prefers_the_node_with_the_better_ranked_alternative():
-    # The 40GB pool comes first in scale-up priority but second in the claim's alternatives;
-    # both pools have a running node. 1.34 has no DRA scoring: either node; 1.35 scores the alternative rank.
+def test_resource_scores_decide_at_1_34_and_the_better_ranked_alternative_from_1_35():
+    # Both pools have a running node; the seed's pod carries no preferred affinity. At 1.34 the scores of
+    # the default profile pick the bigger a2-highgpu-2g (24 vCPUs against 12: LeastAllocated); from 1.35
+    # DynamicResources adds 26 points for the claim's first alternative (a100-80gb), which is enough here.
     raw = copy.deepcopy(GKE_DEV)
     raw["computeClasses"]["vllm-gpu-ccc"]["pools"] = ["a100-40gb", "a100-80gb"]
     raw["nodePools"]["a100-40gb"]["autoscaling"]["min"] = 1
-    (unscored,) = simulate(parse_stack_config(raw), gpu_objects()).of("vllm-gpu")
-    assert unscored.status == UNDETERMINED and unscored.pool is None and unscored.node is None
-    assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in unscored.outcomes] == [
-        ("a100-40gb", 2, ("gpu/a100-40gb-2x",)), ("a100-80gb", 1, ("gpu/a100-80gb",))]
+    assert rows(simulate(parse_stack_config(raw), gpu_objects())) == [(SCHEDULED, "a100-40gb", 2)]
     raw["cluster"]["kubernetesVersion"] = "1.35"
     scored = simulate(parse_stack_config(raw), gpu_objects())
     assert rows(scored) == [(SCHEDULED, "a100-80gb", 1)]
