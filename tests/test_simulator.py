@@ -16,7 +16,6 @@ import pytest
 from simulator import (
     PENDING,
     SCHEDULED,
-    UNDETERMINED,
     SimulationError,
     render_markdown,
     render_table,

@@ -9,7 +9,7 @@ from gpu_fungibility import sizing
 
 from offline_plan.manifests import kubernetes_objects
 from offline_plan.run import run_stack_file
-from simulator import PENDING, SCHEDULED, UNDETERMINED, SimulationError, render_table, simulate, to_json
+from simulator import PENDING, SCHEDULED, UNDETERMINED, SimulationError, render_table, simulate
 from simulator.engine import MAX_BRANCHES
 from stacks.loader import parse_stack_config
 from tests.test_simulator import GKE_DEV, gpu_claim_template, gpu_objects, rows, seed_000_deployment, tpu_objects
