@@ -45,7 +45,7 @@ from typing import Any
 from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
-from simulator import scoring
+from simulator import recovery, scoring
 from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
@@ -542,9 +542,11 @@ def simulate(
     placements = []
     for key in keys:
         outcomes = coarse.get(key) or [b.history[key] for b in branches]
-        placements.append(placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
-                                     {p.name: p.priority for p in simulation.pools},
-                                     simulation.scores_prioritized_list))
+        placed = placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
+                           {p.name: p.priority for p in simulation.pools}, simulation.scores_prioritized_list)
+        if placed.status == SCHEDULED and placed.pool:
+            placed = replace(placed, moves_back=recovery.moves_back(cfg, key[0], placed.pool))
+        placements.append(placed)
     if not simulation.enumerated:
         warnings.append(f"more than {MAX_BRANCHES} ways the cluster can unfold: later replicas list every pool "
                         "that could take them")

@@ -40,6 +40,7 @@ class ReplicaPlacement:
     alternatives: tuple[str, ...] = ()
     outcomes: tuple[Outcome, ...] = ()  # every possible outcome, when more than one
     note: str | None = None
+    moves_back: str | None = None  # on a less preferred pool: what brings it back, or that nothing will
 
     @property
     def determined(self) -> bool:

@@ -419,12 +419,14 @@ def test_json_has_exactly_the_issue_shape(cfg):
     assert set(data) == {"kubernetesVersion", "outcomesFollowed", "enumerated", "replicas", "pools", "warnings"}
     assert (data["kubernetesVersion"], data["outcomesFollowed"], data["enumerated"]) == ("1.34", 1, True)
     keys = {"workload", "replica", "status", "pool", "node", "devices", "tensorParallelSize", "alternatives",
-            "reason", "note", "outcomes"}
+            "reason", "note", "movesBack", "outcomes"}
     assert all(set(r) == keys for r in data["replicas"])
     assert data["replicas"][2] == {"workload": "vllm-gpu", "replica": 3, "status": "scheduled",
                                    "pool": "a100-40gb", "node": "gke-a100-40gb-0", "devices": ["gpu-0", "gpu-1"],
                                    "tensorParallelSize": 2, "alternatives": ["gpu/a100-40gb-2x"], "reason": None,
-                                   "note": None, "outcomes": []}
+                                   "note": None, "outcomes": [],
+                                   "movesBack": "nothing moves it back to a100-80gb "
+                                                "(set computeClasses.vllm-gpu-ccc.activeMigration.optimizeRulePriority: true)"}
     assert data["replicas"][5]["status"] == "pending" and data["replicas"][5]["tensorParallelSize"] is None
 
 
@@ -433,7 +435,9 @@ def test_table_and_markdown_show_every_replica(cfg):
     table = render_table(result)
     assert table.splitlines()[0].split() == ["WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP",
                                              "ALTERNATIVE", "REASON"]
-    assert table.splitlines()[3].split()[-1] == "gpu/a100-40gb-2x", "the chosen firstAvailable alternative"
+    assert table.splitlines()[3].split()[7] == "gpu/a100-40gb-2x", "the chosen firstAvailable alternative"
+    assert table.splitlines()[3].endswith("nothing moves it back to a100-80gb "
+                                          "(set computeClasses.vllm-gpu-ccc.activeMigration.optimizeRulePriority: true)")
     assert "4/5 replicas scheduled" in table
     assert "a100-40gb: 2 nodes (min 0, max 2), 4/4 devices in use" in table
     markdown = render_markdown(result)
