@@ -45,7 +45,7 @@ from typing import Any
 from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
-from simulator import recovery, scoring
+from simulator import node_choice, recovery, scoring
 from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
@@ -60,7 +60,6 @@ from simulator.scheduling import node_predicates
 from simulator.workloads import ClaimSpec, PodSpec, device_classes, pod_specs
 from stacks.config import StackConfig
 
-MIB = 1024 * 1024
 #: Distinct ways the cluster can unfold that the simulation follows before it stops enumerating.
 MAX_BRANCHES = 64
 
@@ -245,57 +244,8 @@ class Simulation:
                 alike[(p, state.equivalence)] = 1
         if len(choices) > 1:
             counts = [alike.get((c.pool, branch.nodes[c.pool][c.node].equivalence), 1) for c in choices]
-            choices = self._best_scored(branch, pod, choices, counts)
+            choices = node_choice.best_scored(self, branch, pod, choices, counts)
         return choices, shortages
-
-    # ---- the scheduler's scores ----
-    def _best_scored(self, branch: Branch, pod: PodSpec, choices: list[_Choice], counts: list[int]) -> list[_Choice]:
-        """The choices the default profile's scores leave open (:mod:`simulator.scoring`)."""
-        candidates = [self._candidate(branch, pod, c, n) for c, n in zip(choices, counts, strict=True)]
-        request = (pod.cpu_m, pod.memory_mib * MIB)
-        scored_pod = scoring.ScoredPod(request, tuple(pod.preferred_terms), tuple(pod.tolerations))
-        in_zone: dict[str, int] = {}
-        placed = 0
-        for p, nodes in enumerate(branch.nodes):
-            for i, state in enumerate(nodes):
-                mine = sum(1 for key in state.replicas if key[0] == pod.workload)
-                if mine and not state.lost:
-                    zone = self.node(p, i).labels.get(scoring.ZONE, "")
-                    in_zone[zone] = in_zone.get(zone, 0) + mine
-                    placed += mine
-        scored = scoring.score(self.scoring, scored_pod, candidates, in_zone)
-        zones = {z for c in choices for z in self._zones(c.pool)}
-        uncertain = any(len(self._zones(c.pool)) > 1 for c in choices)
-        bound = scoring.zone_spread_bound(placed, len(zones)) if uncertain else 0
-        return [s.candidate.key for s in scoring.winners(scored, self.scoring, bound)]
-
-    def _zones(self, p: int) -> tuple[str, ...]:
-        """The zones a node of the pool may be in (the simulator labels it with the first)."""
-        pool = self.pools[p].config
-        return tuple(pool.zones or self.cfg.cluster.zones)
-
-    def _candidate(self, branch: Branch, pod: PodSpec, choice: _Choice, count: int) -> scoring.Candidate:
-        node = self.node(choice.pool, choice.node)
-        state = branch.nodes[choice.pool][choice.node]
-        pool = self.pools[choice.pool].config
-        shapes = []
-        for machine in [pool.machine_type or pool.vm_size or "", *(pool.instance_types or [])]:
-            room = sizing.node_room(self.cfg.cluster.cloud, machine, pool.family or "gpu", pool.dra) if machine else None
-            if room is None:
-                continue
-            used = (room.reserved[0] + state.cpu_m, (room.reserved[1] + state.memory_mib) * MIB)
-            shapes.append(scoring.NodeShape((room.allocatable[0], room.allocatable[1] * MIB), used))
-        if not shapes:  # a machine the catalog does not know: what the node has room for
-            shapes.append(scoring.NodeShape((node.room[0], node.room[1] * MIB),
-                                            (state.cpu_m, state.memory_mib * MIB)))
-        by_claim: dict[str, dict[str, int]] = {}
-        for pick in choice.picks:
-            if pick.alternative.subrequest is not None:
-                by_claim.setdefault(pick.claim, {})[pick.alternative.label] = pick.alternative.rank
-        mine = sum(1 for key in state.replicas if key[0] == pod.workload)
-        return scoring.Candidate(choice, node.labels, tuple(node.taints), tuple(shapes), pods_here=mine,
-                                 has_image=mine > 0, subrequests=tuple(tuple(r.values()) for r in by_claim.values()),
-                                 count=count)
 
     def _scale_up(self, branch: Branch, pod: PodSpec, shortages: list[str]) -> _Choice | str:
         prefix = _shortage_prefix(shortages)

@@ -21,6 +21,8 @@ landed on a fallback pool because nothing better ran stays there until something
 
 from __future__ import annotations
 
+from gpu_fungibility import clouds
+
 from stacks.config import StackConfig
 
 
@@ -42,7 +44,7 @@ def moves_back(cfg: StackConfig, workload: str, pool: str) -> str | None:
     wl = cfg.workloads[workload]
     target = cfg.shared_claims[wl.shared_claim] if wl.shared_claim else wl
     where = " or ".join(better)
-    if cfg.cluster.cloud == "gke" and target.compute_class:
+    if clouds.profile(cfg.cluster.cloud).compute_class_on_nodes and target.compute_class:
         cc = cfg.compute_classes[target.compute_class]
         key = f"computeClasses.{target.compute_class}.activeMigration.optimizeRulePriority"
         if cc.active_migration is not None and cc.active_migration.optimize_rule_priority:
