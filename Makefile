@@ -19,12 +19,13 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test test-rehearse lint policy-check simulate preflight verify bench bench-setup clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
+	@echo "make test-rehearse               tests/rehearsal against Kubernetes' own control plane (needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
@@ -63,6 +64,9 @@ diff: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+test-rehearse: venv
+	$(PY) -m pytest -q tests/rehearsal -p no:cacheprovider -o addopts=""
 
 lint: venv
 	$(PY) -m ruff check .

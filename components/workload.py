@@ -4,6 +4,9 @@ One unmodified Deployment runs on whatever its claim is given: its pods
 reference the claim (``spec.resourceClaims`` + container ``resources.claims``),
 are steered to the pools the claim can use (``node_selector``) and tolerate
 exactly those pools' taints (``tolerate_taints``: the pools' ``node_taints``).
+Among running nodes of those pools, a weighted preferred node affinity derived
+from ``pool_preference`` (the same ordered list as the claim's ``firstAvailable``)
+makes the scheduler pick the most preferred pool (:func:`preference_weights`).
 The start-up command (:mod:`components.entrypoint`) counts the devices it got
 and sets ``--tensor-parallel-size``.
 
@@ -103,6 +106,15 @@ class ServingPool(TypedDict):
     """Spot capacity (default false): the pods' termination grace period then fits the cloud's reclaim notice."""
 
 
+class PreferredPool(TypedDict):
+    """One pool in the pods' order of preference, named by labels only its nodes carry."""
+
+    name: str
+    """The pool's name (errors name it)."""
+    node_labels: dict[str, str]
+    """Labels every node of the pool carries and no node of the other listed pools (e.g. its node pool label)."""
+
+
 class ServingResources(TypedDict):
     """CPU and memory of each serving container (Kubernetes quantities)."""
 
@@ -139,6 +151,9 @@ class VllmWorkloadArgs(TypedDict):
     """One server per MIG slice instead of one server on whole devices."""
     node_selector: NotRequired[dict[str, str]]
     """The pods' nodeSelector: what steers them (and the autoscaler) to the claim's pools."""
+    pool_preference: NotRequired[list[PreferredPool]]
+    """The pools the claim can use, most preferred first (the order of its ``firstAvailable``): the pods carry a
+    preferred node affinity with a weight per pool derived from this order (:func:`preference_weights`)."""
     tolerate_taints: NotRequired[pulumi.Input[list[Taint]]]
     """The taints of the pools the claim can use (their ``node_taints``): the pods tolerate each key."""
     service: NotRequired[WorkloadService]
@@ -157,6 +172,49 @@ class VllmWorkloadArgs(TypedDict):
 
 
 # ---------------------------------------------------------------- pure helpers
+
+#: A preferred scheduling term's weight is 1 to 100 (k8s.io/api core/v1 ``PreferredSchedulingTerm.weight``).
+MAX_TERM_WEIGHT = 100
+
+
+def preference_weights(count: int) -> list[int]:
+    """The preferred-affinity weight of each of ``count`` pools, most preferred first; the last gets none (0).
+
+    kube-scheduler's NodeAffinity score is the sum of the matching terms' weights, normalised so the best
+    feasible node gets 100 (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go ``Score`` and
+    ``NormalizeScore``), and counts twice in the default profile (apis/config/v1/default_plugins.go, weight 2).
+    Weights fall geometrically from 100 to 1, so whichever listed pools have room, the best of them outscores
+    the next by the largest share of those 200 points integer weights allow: 200 with two pools, 198 with
+    three (100, 1, 0), 180 with four (100, 10, 1, 0), at least 100 with eight.
+    """
+    if count < 2:
+        return [0] * count
+    steps = count - 2
+    weights = [round(MAX_TERM_WEIGHT ** ((steps - i) / steps)) if steps else MAX_TERM_WEIGHT
+               for i in range(count - 1)]
+    for i in range(1, len(weights)):  # strictly decreasing, never below 1
+        weights[i] = max(1, min(weights[i], weights[i - 1] - 1))
+    return [*weights, 0]
+
+
+def preferred_terms(pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The pods' ``preferredDuringSchedulingIgnoredDuringExecution`` terms for pools in order of preference."""
+    return [{"weight": weight, "preference": {"matchExpressions": [
+                {"key": key, "operator": "In", "values": [value]} for key, value in pool["node_labels"].items()]}}
+            for pool, weight in zip(pools, preference_weights(len(pools)), strict=True) if weight]
+
+
+def affinity(args: Mapping[str, Any]) -> core_v1.AffinityArgs | None:
+    terms = preferred_terms(args.get("pool_preference") or [])
+    if not terms:
+        return None
+    return core_v1.AffinityArgs(node_affinity=core_v1.NodeAffinityArgs(
+        preferred_during_scheduling_ignored_during_execution=[
+            core_v1.PreferredSchedulingTermArgs(weight=t["weight"], preference=core_v1.NodeSelectorTermArgs(
+                match_expressions=[core_v1.NodeSelectorRequirementArgs(**e)
+                                   for e in t["preference"]["matchExpressions"]]))
+            for t in terms]))
+
 
 
 def selector_labels(workload_name: str) -> dict[str, str]:
@@ -318,6 +376,7 @@ def pod_spec(args: Mapping[str, Any]) -> core_v1.PodSpecArgs:
         security_context=core_v1.PodSecurityContextArgs(
             seccomp_profile=core_v1.SeccompProfileArgs(type="RuntimeDefault")),
         node_selector=dict(args.get("node_selector") or {}) or None,
+        affinity=affinity(args),
         tolerations=resolved(args.get("tolerate_taints", []), tolerations),
         resource_claims=[core_v1.PodResourceClaimArgs(
             name=pod_claim_name(args),
@@ -378,10 +437,31 @@ def workload_issues(args: Mapping[str, Any]) -> Issues:
             clouds.profile(args.get("cloud"))
         except UnknownCloudError as exc:
             issues.append(("cloud", f"a LoadBalancer needs the cloud to stay internal: {exc.issues[0][1]}"))
+    issues += preference_issues(args.get("pool_preference"))
     taints = args.get("tolerate_taints")
     if isinstance(taints, list):
         issues += taint_issues(taints, "tolerate_taints")
     return issues + sizing_issues(args)
+
+
+def preference_issues(pools: Any) -> Issues:
+    """Pools without labels, or listed twice."""
+    if pools is None:
+        return []
+    if not isinstance(pools, list):
+        return [("pool_preference", "must be a list of pools, most preferred first")]
+    issues: Issues = []
+    seen: set[tuple] = set()
+    for i, pool in enumerate(pools):
+        labels = pool.get("node_labels") if isinstance(pool, Mapping) else None
+        if not isinstance(labels, Mapping) or not labels:
+            issues.append((f"pool_preference[{i}].node_labels", "required: labels that only this pool's nodes carry"))
+            continue
+        key = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+        if key in seen:
+            issues.append((f"pool_preference[{i}]", f"{pool.get('name')} is listed twice (the same node labels)"))
+        seen.add(key)
+    return issues
 
 
 def sizing_issues(args: Mapping[str, Any]) -> Issues:

@@ -8,15 +8,16 @@ placed one at a time, workload by workload in the order of the objects:
    there (:mod:`simulator.allocator`), and its CPU and memory requests fit
    next to what already runs there (the cloud's system pods, the stack's
    DaemonSets and earlier replicas; :meth:`simulator.cluster.ClusterBuilder.room`).
-   When several running nodes can, the choice is not the simulator's to make:
-   Kubernetes 1.34's DynamicResources plugin has no Score extension point, so
-   the node is chosen by the other scores (resource balance, image locality,
-   topology spread) and a random tie-break. The simulation follows every
-   choice and reports every outcome it leads to. From 1.35 the plugin scores
-   nodes by the rank of the ``firstAvailable`` subrequests their allocation
-   uses (kubernetes/kubernetes#134711, pkg/scheduler/framework/plugins/
-   dynamicresources/dynamicresources.go ``Score``), so only the best-ranked
-   choices are followed. Nodes of one pool in the same state are one choice.
+   When several running nodes can, they are scored the way the default profile
+   of the stack's minor scores them (:mod:`simulator.scoring`: NodeAffinity's
+   preferred terms, TaintToleration, LeastAllocated, BalancedAllocation,
+   PodTopologySpread's system defaults, and from 1.35 DynamicResources' score
+   for the ``firstAvailable`` rank, kubernetes/kubernetes#134711) and the
+   highest total wins. Where totals tie, or lie within what the simulator
+   cannot know (a node's zone in a multi-zone pool, its machine among a
+   group's instance types, a cached image), the scheduler picks at random:
+   the simulation follows every such choice and reports every outcome it
+   leads to. Nodes of one pool in the same state are one choice.
 2. **Cluster autoscaler.** Otherwise the highest-priority pool (compute class
    order on GKE, priority expander order on EKS) whose new node would fit the
    pod grows by one node, unless it is at ``max``, stocked out, or (EKS) a
@@ -44,6 +45,7 @@ from typing import Any
 from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
+from simulator import node_choice, recovery, scoring
 from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
@@ -126,9 +128,9 @@ class Simulation:
         self.profile = clouds.profile(cfg.cluster.cloud)
         classes, self.class_problems = device_classes(objects)
         self.allocator = Allocator(classes, self.class_problems)
-        # Prioritized-list scoring exists from 1.35 (kubernetes/kubernetes#134711; the 1.35 release notes).
-        major, minor = (int(x) for x in cfg.cluster.minor_version.split("."))
-        self.scores_prioritized_list = (major, minor) >= (1, 35)
+        # The default profile's score plugins at the stack's minor (prioritized-list scoring from 1.35).
+        self.scoring = scoring.default_profile(cfg.cluster.minor_version)
+        self.scores_prioritized_list = self.scoring.scores_prioritized_list
         self.builder = ClusterBuilder(cfg)
         for pool_name, layout in self.builder.mig.items():  # never round an over-full GPU up to one set
             problem = mig_geometry.layout_problem(cfg.node_pools[pool_name].accelerator.type, layout)
@@ -216,6 +218,7 @@ class Simulation:
         pinned = {(s.pool, s.node) for c in pod.claims if c.shared and (s := branch.shared.get(c.source))}
         choices: list[_Choice] = []
         shortages: list[str] = []
+        alike: dict[tuple, int] = {}  # (pool, equivalence) -> feasible nodes the choice stands for
         for p in range(len(self.pools)):
             if self._pool_predicates(pod, p):
                 continue
@@ -224,6 +227,8 @@ class Simulation:
                 if state.lost or (pinned and (p, i) not in pinned):
                     continue
                 if state.equivalence in seen and not pinned:
+                    if (p, state.equivalence) in alike:
+                        alike[(p, state.equivalence)] += 1
                     continue  # the same as an earlier node of this pool: the same choice
                 seen.add(state.equivalence)
                 node = self.node(p, i)
@@ -236,9 +241,10 @@ class Simulation:
                     continue
                 rank = sum(pick.alternative.rank for pick in picks)
                 choices.append(_Choice(p, i, picks, rank))
-        if self.scores_prioritized_list and choices:
-            best = min(c.rank for c in choices)
-            choices = [c for c in choices if c.rank == best]
+                alike[(p, state.equivalence)] = 1
+        if len(choices) > 1:
+            counts = [alike.get((c.pool, branch.nodes[c.pool][c.node].equivalence), 1) for c in choices]
+            choices = node_choice.best_scored(self, branch, pod, choices, counts)
         return choices, shortages
 
     def _scale_up(self, branch: Branch, pod: PodSpec, shortages: list[str]) -> _Choice | str:
@@ -486,9 +492,11 @@ def simulate(
     placements = []
     for key in keys:
         outcomes = coarse.get(key) or [b.history[key] for b in branches]
-        placements.append(placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
-                                     {p.name: p.priority for p in simulation.pools},
-                                     simulation.scores_prioritized_list))
+        placed = placement(key[0], key[1], outcomes, branches[0].history[key], simulation.enumerated,
+                           {p.name: p.priority for p in simulation.pools}, simulation.scores_prioritized_list)
+        if placed.status == SCHEDULED and placed.pool:
+            placed = replace(placed, moves_back=recovery.moves_back(cfg, key[0], placed.pool))
+        placements.append(placed)
     if not simulation.enumerated:
         warnings.append(f"more than {MAX_BRANCHES} ways the cluster can unfold: later replicas list every pool "
                         "that could take them")

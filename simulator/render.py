@@ -19,7 +19,7 @@ def _row(r: ReplicaPlacement) -> tuple[str, ...]:
         tp = _either([str(o.tensor_parallel_size) for o in scheduled] + (["-"] if len(scheduled) < len(r.outcomes) else []))
         alternatives = _either([",".join(o.alternatives) for o in scheduled])
         return (r.workload, str(r.replica), r.status, pools, "-", "-", tp, alternatives or "-", r.reason or "")
-    note = "; ".join(x for x in (r.note, r.reason) if x)
+    note = "; ".join(x for x in (r.note, r.reason, r.moves_back) if x)
     return (
         r.workload, str(r.replica), r.status, r.pool or "-", r.node or "-",
         ",".join(r.devices) or "-",
@@ -105,7 +105,8 @@ def to_json(result: SimulationResult) -> dict:
 
     Each replica: workload, replica, status (``scheduled``, ``pending`` or ``undetermined``), pool, node,
     devices, tensorParallelSize, alternatives (the ``request/subrequest`` each claim request got), reason,
-    note, and ``outcomes`` (every possible outcome; empty when the outcome is determined).
+    note, movesBack (on a less preferred pool: what brings it back, or that nothing will), and ``outcomes``
+    (every possible outcome; empty when the outcome is determined).
     """
     return {
         "kubernetesVersion": result.kubernetes_version,
@@ -123,6 +124,7 @@ def to_json(result: SimulationResult) -> dict:
                 "alternatives": list(r.alternatives),
                 "reason": r.reason,
                 "note": r.note,
+                "movesBack": r.moves_back,
                 "outcomes": [_outcome_json(o) for o in r.outcomes],
             }
             for r in result.replicas

@@ -40,6 +40,7 @@ class ReplicaPlacement:
     alternatives: tuple[str, ...] = ()
     outcomes: tuple[Outcome, ...] = ()  # every possible outcome, when more than one
     note: str | None = None
+    moves_back: str | None = None  # on a less preferred pool: what brings it back, or that nothing will
 
     @property
     def determined(self) -> bool:
@@ -83,10 +84,9 @@ def placement(workload: str, replica: int, outcomes: list[Outcome], representati
         o = representative
         return ReplicaPlacement(workload, replica, o.status, o.pool, o.node, o.devices, o.tensor_parallel_size,
                                 o.reason, o.alternatives, note=o.note)
-    scoring = ("equally ranked alternatives" if scored else
-               "Kubernetes 1.34 has no DRA scoring")
-    why = (f"{scoring}: the scheduler chooses among running nodes by other scores and at random "
-           f"({len(distinct)} possible outcomes)")
+    unknowns = "a node's zone, its machine, a cached image" + ("" if scored else "; 1.34 has no DRA score")
+    why = (f"the scheduler's scores tie, or differ by less than what is not known before the nodes run "
+           f"({unknowns}): it picks among the best at random ({len(distinct)} possible outcomes)")
     if not enumerated:
         why = f"too many ways the cluster can unfold to follow them all; any of these {len(distinct)} outcomes is possible"
     return ReplicaPlacement(workload, replica, UNDETERMINED, reason=why, outcomes=tuple(distinct))

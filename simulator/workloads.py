@@ -105,6 +105,7 @@ class PodSpec:
     node_selector: dict[str, str]
     affinity_terms: list[dict] | None  # required nodeSelectorTerms (None: no affinity)
     tolerations: list[dict]
+    preferred_terms: list[tuple[int, dict]] = field(default_factory=list)  # (weight, preference) node affinity
     claims: list[ClaimSpec] = field(default_factory=list)
     counted: list[tuple[str, str | None]] = field(default_factory=list)  # container claims (entry, request)
     problem: str | None = None  # why no pod of this workload can schedule
@@ -236,6 +237,12 @@ def _affinity_terms(pod: Mapping[str, Any]) -> list[dict] | None:
     return [dict(t) for t in required.get("nodeSelectorTerms") or ()]
 
 
+def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, dict]]:
+    node_affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {})
+    preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    return [(_int(t.get("weight"), 0), dict(t.get("preference") or {})) for t in preferred]
+
+
 def _requests(pod: Mapping[str, Any]) -> tuple[int, int]:
     """``(millicores, MiB)`` the pod requests: its containers' sum (init containers run before them)."""
     cpu = memory = 0
@@ -280,6 +287,7 @@ def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
             node_selector=node_selector,
             affinity_terms=_affinity_terms(pod),
             tolerations=_tolerations(cfg, pod, node_selector),
+            preferred_terms=_preferred_terms(pod),
             counted=_counted_claims(pod),
         )
         try:

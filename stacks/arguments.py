@@ -671,6 +671,9 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
         args["node_selector"] = selector
     args["pools"] = [{"name": p, "machine_types": machine_types(cfg, p), "spot": cfg.node_pools[p].spot}
                      for p in pools]
+    if len(pools) > 1:  # the same one list as the claim's firstAvailable and the autoscaler's order
+        args["pool_preference"] = [{"name": p, "node_labels": {profile.node_pool_label: specs[p].name}}
+                                   for p in pools]
     args["pods_per_node"] = pods_per_node(cfg, name)
     resources = {k: str(v) for k, v in (("cpu", wl.resources.cpu), ("memory", wl.resources.memory)) if v is not None}
     if resources:
@@ -683,7 +686,8 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
                                for s in wl.mig]
     return Planned(_component("VllmWorkload"), name, args, KeyPaths(f"workloads.{name}", {
         "mig_servers": "mig", "accelerator_family": "", "tolerate_taints": FROM_POOLS, "claim": "",
-        "cloud": "/cluster.cloud", "pools": FROM_POOLS, "pods_per_node": "replicas"}))
+        "cloud": "/cluster.cloud", "pools": FROM_POOLS, "pool_preference": FROM_POOLS,
+        "pods_per_node": "replicas"}))
 
 
 # ---- every component of a stack ------------------------------------------------------------

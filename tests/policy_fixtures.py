@@ -167,14 +167,22 @@ def gpu_claim_template(name: str, alternatives: list[tuple[str, int, str]], name
     })
 
 
+def preferred_pools(label: str, pools: list[tuple[str, int]]) -> dict:
+    """A pod's preferred node affinity: one term per (pool, weight) on the pool label."""
+    return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": weight, "preference": {"matchExpressions": [{"key": label, "operator": "In", "values": [pool]}]}}
+        for pool, weight in pools]}}
+
+
 def vllm_deployment(name: str, claim_template: str, node_selector: dict[str, str], namespace: str = "inference",
-                    taint_key: str = "nvidia.com/gpu") -> R:
+                    taint_key: str = "nvidia.com/gpu", affinity: dict | None = None) -> R:
     return R("kubernetes:apps/v1:Deployment", name, {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {
             "metadata": {"labels": {"app": name}},
             "spec": {
                 "nodeSelector": node_selector,
+                **({"affinity": affinity} if affinity else {}),
                 "tolerations": [{"key": taint_key, "operator": "Exists", "effect": "NoSchedule"}],
                 "resourceClaims": [{"name": "accel", "resourceClaimTemplateName": claim_template}],
                 "containers": [{
@@ -244,7 +252,8 @@ def gke_stack() -> list[R]:
             "metadata": {"name": "vllm-tpu", "namespace": "inference"},
             "spec": {"spec": {"devices": {"requests": [
                 {"name": "tpus", "exactly": {"deviceClassName": "tpu.google.com", "allocationMode": "All"}}]}}}}),
-        vllm_deployment("vllm-gpu", "vllm-gpu", {"cloud.google.com/compute-class": CCC}),
+        vllm_deployment("vllm-gpu", "vllm-gpu", {"cloud.google.com/compute-class": CCC},
+                        affinity=preferred_pools("cloud.google.com/gke-nodepool", [("a100-80gb", 100)])),
         vllm_deployment("vllm-tpu", "vllm-tpu", {"cloud.google.com/gke-nodepool": "tpu-v6e"}, taint_key="google.com/tpu"),
         service("vllm-gpu", lb=True, annotations={"networking.gke.io/load-balancer-type": "Internal"}),
         service("vllm-tpu", lb=False),
@@ -316,7 +325,8 @@ def eks_stack() -> list[R]:
             "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"},
             "data": {"priorities": "20:\n  - .*-a100-.*\n10:\n  - .*-l4-.*\n"}}),
         gpu_claim_template("vllm-gpu", [("a100", 8, "NVIDIA A100-SXM4-40GB"), ("l4", 4, "NVIDIA L4")]),
-        vllm_deployment("vllm-gpu", "vllm-gpu", {}),
+        vllm_deployment("vllm-gpu", "vllm-gpu", {}, affinity=preferred_pools(
+            "eks.amazonaws.com/nodegroup", [("gpu-fungibility-a100", 100)])),
         service("vllm-gpu", lb=True, annotations={"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}),
     ]
 

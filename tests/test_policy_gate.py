@@ -15,7 +15,8 @@ from tests.policy_fixtures import eks_stack, find, gke_stack, shared_pack, to_pl
 EXPECTED_LEVELS = {
     "dra-device-plugin-isolation": "mandatory", "dra-pool-served": "mandatory", "dra-kubernetes-version": "mandatory",
     "gke-dra-driver-install": "mandatory", "gke-critical-priority-quota": "mandatory", "claim-shape": "mandatory",
-    "claim-follows-compute-class": "mandatory", "accelerator-pools-spot": "advisory",
+    "claim-follows-compute-class": "mandatory", "preference-follows-claim": "mandatory",
+    "accelerator-pools-spot": "advisory",
     "no-public-inference-endpoint": "mandatory", "secrets-from-secret-store": "mandatory",
     "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",

@@ -289,6 +289,19 @@ def reverse_the_autoscaler_priorities(plan):
     return "vllm-gpu-deployment"
 
 
+def drop_the_preferred_affinity(plan):
+    """The claim's order alone: among running l40s and a10g-4x nodes, the bigger g5.12xlarge wins."""
+    pod_spec(plan, "vllm-gpu").pop("affinity")
+    return "vllm-gpu-deployment"
+
+
+def prefer_the_on_demand_a100(plan):
+    """Weights that rank AKS's on-demand A100 pool above the spot one the claim lists first."""
+    terms = pod_spec(plan, "vllm-gpu")["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    terms[0]["preference"]["matchExpressions"][0]["values"] = ["a100od"]
+    return "vllm-gpu-deployment"
+
+
 def bottlerocket_on_a_dra_group(plan):
     group = eks_group(plan, "a10g-4x")
     group["inputs"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
@@ -371,6 +384,8 @@ MUTATIONS = [
     ("eks-dev", downgrade_eks_to_1_33, "dra-kubernetes-version"),
     ("eks-dev", reverse_the_autoscaler_priorities, "claim-follows-compute-class"),
     ("eks-dev", dra_group_at_zero, "eks-dra-scale-from-zero"),
+    ("eks-dev", drop_the_preferred_affinity, "preference-follows-claim"),
+    ("aks-dev", prefer_the_on_demand_a100, "preference-follows-claim"),
     # A pool a claim reaches but that lost its DRA label: the label-driven rules see nothing wrong.
     ("dev", drop_the_tpu_dra_label, "dra-reachable-pools-served"),
     ("eks-dev", drop_the_dra_label_on_eks, "dra-reachable-pools-served", {"claim-follows-compute-class"}),

@@ -16,7 +16,6 @@ import pytest
 from simulator import (
     PENDING,
     SCHEDULED,
-    UNDETERMINED,
     SimulationError,
     render_markdown,
     render_table,
@@ -420,12 +419,14 @@ def test_json_has_exactly_the_issue_shape(cfg):
     assert set(data) == {"kubernetesVersion", "outcomesFollowed", "enumerated", "replicas", "pools", "warnings"}
     assert (data["kubernetesVersion"], data["outcomesFollowed"], data["enumerated"]) == ("1.35", 1, True)
     keys = {"workload", "replica", "status", "pool", "node", "devices", "tensorParallelSize", "alternatives",
-            "reason", "note", "outcomes"}
+            "reason", "note", "movesBack", "outcomes"}
     assert all(set(r) == keys for r in data["replicas"])
     assert data["replicas"][2] == {"workload": "vllm-gpu", "replica": 3, "status": "scheduled",
                                    "pool": "a100-40gb", "node": "gke-a100-40gb-0", "devices": ["gpu-0", "gpu-1"],
                                    "tensorParallelSize": 2, "alternatives": ["gpu/a100-40gb-2x"], "reason": None,
-                                   "note": None, "outcomes": []}
+                                   "note": None, "outcomes": [],
+                                   "movesBack": "nothing moves it back to a100-80gb "
+                                                "(set computeClasses.vllm-gpu-ccc.activeMigration.optimizeRulePriority: true)"}
     assert data["replicas"][5]["status"] == "pending" and data["replicas"][5]["tensorParallelSize"] is None
 
 
@@ -434,7 +435,9 @@ def test_table_and_markdown_show_every_replica(cfg):
     table = render_table(result)
     assert table.splitlines()[0].split() == ["WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP",
                                              "ALTERNATIVE", "REASON"]
-    assert table.splitlines()[3].split()[-1] == "gpu/a100-40gb-2x", "the chosen firstAvailable alternative"
+    assert table.splitlines()[3].split()[7] == "gpu/a100-40gb-2x", "the chosen firstAvailable alternative"
+    assert table.splitlines()[3].endswith("nothing moves it back to a100-80gb "
+                                          "(set computeClasses.vllm-gpu-ccc.activeMigration.optimizeRulePriority: true)")
     assert "4/5 replicas scheduled" in table
     assert "a100-40gb: 2 nodes (min 0, max 2), 4/4 devices in use" in table
     markdown = render_markdown(result)
@@ -442,17 +445,15 @@ def test_table_and_markdown_show_every_replica(cfg):
     assert "| a100-80gb | 2 | 1 | 2 | 2/2 | no |" in markdown
 
 
-def test_from_1_35_the_scheduler_prefers_the_node_with_the_better_ranked_alternative():
-    # The 40GB pool comes first in scale-up priority but second in the claim's alternatives;
-    # both pools have a running node. 1.34 has no DRA scoring: either node; 1.35 scores the alternative rank.
+def test_resource_scores_decide_at_1_34_and_the_better_ranked_alternative_from_1_35():
+    # Both pools have a running node; the seed's pod carries no preferred affinity. At 1.34 the scores of
+    # the default profile pick the bigger a2-highgpu-2g (24 vCPUs against 12: LeastAllocated); from 1.35
+    # DynamicResources adds 26 points for the claim's first alternative (a100-80gb), which is enough here.
     raw = copy.deepcopy(GKE_DEV)
     raw["computeClasses"]["vllm-gpu-ccc"]["pools"] = ["a100-40gb", "a100-80gb"]
     raw["nodePools"]["a100-40gb"]["autoscaling"]["min"] = 1
     raw["cluster"].update(kubernetesVersion="1.34", releaseChannel="RAPID")  # no recorded default lifts it
-    (unscored,) = simulate(parse_stack_config(raw), gpu_objects()).of("vllm-gpu")
-    assert unscored.status == UNDETERMINED and unscored.pool is None and unscored.node is None
-    assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in unscored.outcomes] == [
-        ("a100-40gb", 2, ("gpu/a100-40gb-2x",)), ("a100-80gb", 1, ("gpu/a100-80gb",))]
+    assert rows(simulate(parse_stack_config(raw), gpu_objects())) == [(SCHEDULED, "a100-40gb", 2)]
     raw["cluster"]["kubernetesVersion"] = "1.35"
     scored = simulate(parse_stack_config(raw), gpu_objects())
     assert rows(scored) == [(SCHEDULED, "a100-80gb", 1)]

@@ -9,7 +9,7 @@ from gpu_fungibility import sizing
 
 from offline_plan.manifests import kubernetes_objects
 from offline_plan.run import run_stack_file
-from simulator import PENDING, SCHEDULED, UNDETERMINED, SimulationError, render_table, simulate, to_json
+from simulator import PENDING, SCHEDULED, UNDETERMINED, SimulationError, render_table, simulate
 from simulator.engine import MAX_BRANCHES
 from stacks.loader import parse_stack_config
 from tests.test_simulator import GKE_DEV, gpu_claim_template, gpu_objects, rows, seed_000_deployment, tpu_objects
@@ -98,32 +98,44 @@ def eks_dev():
     return run.config, kubernetes_objects(run)
 
 
-def test_eks_dev_first_replica_may_land_on_either_running_node(eks_dev):
+def _without_preference(objects):
+    objects = copy.deepcopy(objects)
+    for obj in objects:
+        if obj.get("kind") == "Deployment":
+            obj["spec"]["template"]["spec"].pop("affinity", None)
+    return objects
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_eks_dev_places_the_first_replica_on_the_preferred_l40s(eks_dev, version):
     cfg, objects = eks_dev
-    # Kubernetes 1.34: no DRA scoring (eks-dev runs 1.35, where the scheduler ranks the alternatives)
-    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": "1.34"})})
+    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": version})})
     result = simulate(cfg, objects, replicas={"vllm-gpu": 3})
     first, second, third = result.of("vllm-gpu")
-    for replica in (first, second):
-        assert replica.status == UNDETERMINED and replica.pool is None and replica.tensor_parallel_size is None
-        assert [(o.pool, o.tensor_parallel_size, o.alternatives) for o in replica.outcomes] == [
-            ("l40s", 1, ("gpu/l40s",)), ("a10g-4x", 4, ("gpu/a10g-4x",))]
-    # Both running nodes are taken either way: the third replica scales up the preferred group.
-    assert (third.status, third.pool, third.tensor_parallel_size) == (SCHEDULED, "l40s", 1)
-    assert result.branches == 2 and result.enumerated
-    table = render_table(result)
-    assert "undetermined  l40s | a10g-4x" in table and "1 | 4" in table
-    assert "2 undetermined (Kubernetes 1.34: 2 possible outcomes followed)" in table
-    data = to_json(result)["replicas"][0]
-    assert data["status"] == "undetermined" and [o["pool"] for o in data["outcomes"]] == ["l40s", "a10g-4x"]
-
-
-def test_from_1_35_eks_dev_takes_the_best_ranked_alternative(eks_dev):
-    cfg, objects = eks_dev
-    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": "1.35"})})
-    first, second, _ = simulate(cfg, objects, replicas={"vllm-gpu": 3}).of("vllm-gpu")
     assert (first.status, first.pool, first.alternatives) == (SCHEDULED, "l40s", ("gpu/l40s",))
+    # The l40s node is full: the running a10g-4x node takes the second replica before anything scales up.
     assert (second.status, second.pool, second.tensor_parallel_size) == (SCHEDULED, "a10g-4x", 4)
+    assert (third.status, third.pool, third.tensor_parallel_size) == (SCHEDULED, "l40s", 1)
+    assert result.branches == 1 and "undetermined" not in render_table(result)
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35"])
+def test_without_the_preferred_affinity_the_bigger_a10g_node_wins_even_with_dra_scoring(eks_dev, version):
+    """The pod is sized for g6e.xlarge: on a g5.12xlarge LeastAllocated scores about 84 points more, more
+    than the 26 the 1.35 prioritized-list score gives the first alternative."""
+    cfg, objects = eks_dev
+    cfg = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"kubernetes_version": version})})
+    first = simulate(cfg, _without_preference(objects), replicas={"vllm-gpu": 1}).of("vllm-gpu")[0]
+    assert (first.status, first.pool, first.tensor_parallel_size) == (SCHEDULED, "a10g-4x", 4)
+
+
+def test_identical_running_nodes_of_two_pools_stay_undetermined():
+    """aks-dev without its preference: a100spot and a100od run one VM size, and the scores tie."""
+    run = run_stack_file("aks-dev")
+    result = simulate(run.config, _without_preference(kubernetes_objects(run)), replicas={"vllm-gpu": 2})
+    first = result.of("vllm-gpu")[0]
+    assert first.status == UNDETERMINED and {o.pool for o in first.outcomes} == {"a100spot", "a100od"}
+    assert "scores tie" in first.reason
 
 
 def test_past_the_branch_limit_later_replicas_list_every_pool_that_could_take_them():
@@ -133,8 +145,11 @@ def test_past_the_branch_limit_later_replicas_list_every_pool_that_could_take_th
     raw["cluster"].update(kubernetesVersion="1.34", releaseChannel="RAPID")  # 1.34: no DRA scoring
     result = simulate(parse_stack_config(raw), gpu_objects(), replicas={"vllm-gpu": 9})
     assert not result.enumerated and result.branches == 1
-    assert all(r.status == UNDETERMINED for r in result.of("vllm-gpu"))
-    assert {o.pool for o in result.of("vllm-gpu")[-1].outcomes} == {"a100-80gb", "a100-40gb"}
+    first, *later = result.of("vllm-gpu")
+    assert (first.status, first.pool) == (SCHEDULED, "a100-40gb")  # the bigger a2-highgpu-2g, for certain
+    # Later ones: both pools within the zone spread's reach (the pools span two zones), then past the limit.
+    assert all(r.status == UNDETERMINED for r in later)
+    assert {o.pool for o in later[-1].outcomes} == {"a100-80gb", "a100-40gb"}
     assert any(f"more than {MAX_BRANCHES} ways" in w for w in result.warnings)
 
 

@@ -20,6 +20,7 @@ from .claims import validate_claim_follows_compute_class, validate_claim_shape
 from .endpoint import validate_control_plane_reachable
 from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
 from .placement import validate_device_plugin_isolation, validate_dra_pool_served
+from .preference import validate_preference_follows_claim
 from .reach import validate_alternatives_satisfiable, validate_reachable_pools_served
 from .requests_fit import validate_serving_requests_fit_nodes
 from .security import (
@@ -113,6 +114,13 @@ POLICIES: list[Policy] = [
         name="claim-follows-compute-class",
         description="A workload's claim alternatives are its compute class's pools, in the same order.",
         validate=validate_claim_follows_compute_class,
+        enforcement_level=MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="preference-follows-claim",
+        description="Among running nodes, a workload's pods prefer its claim's pools in the claim's order (a "
+                    "preferred node affinity whose weights strictly decrease along the firstAvailable list).",
+        validate=validate_preference_follows_claim,
         enforcement_level=MANDATORY,
     ),
     ResourceValidationPolicy(
