@@ -8,9 +8,9 @@ enforcement level and properties (the pack's defaults, overridden by a
 At scale (docs/policies.md, "The gate over large previews"): the plan is
 streamed into a spool of requests encoded once; ``Analyze`` calls are pipelined
 (several in flight) over one pack process per ``RESOURCES_PER_JOB`` resources
-(at most ``jobs``); ``AnalyzeStack`` runs once per stack policy, with only that
-policy enabled, over one message read from the spool, so a failure names the
-policy and the stack policies share the processes. No call but the small ones
+(at most ``jobs``); ``AnalyzeStack`` runs over one message read from the spool, the stack policies
+shared among the processes (one call each); a failed call is run again one
+policy at a time, so the error names the policy. No call but the small ones
 has a deadline: a pack that dies ends its calls at once, and the error says
 which resource or policy was being checked and how the process ended.
 """
@@ -381,22 +381,29 @@ def _analyze_resources(packs: list[PolicyPackProcess], spool: Spool, config: Map
 
 def _analyze_stack(packs: list[PolicyPackProcess], message: bytes, count: int,
                    config: Mapping[str, tuple[str, dict]], policies: list[str]) -> list[Diagnostic]:
-    """AnalyzeStack once per stack policy (only it enabled), the policies shared among the packs."""
+    """AnalyzeStack over every resource, the stack policies shared among the packs: one call per pack with its
+    share enabled (a runtime that decodes each resource once per call decodes it once per pack); when a
+    call fails, its policies run again one at a time, so the error names the one that failed."""
     from policy_gate.analyzer import decode_diagnostics
 
     shares = [policies[i::len(packs)] for i in range(len(packs))]
+    size = f"{count} resources ({len(message) / 2**20:.1f} MiB)"
 
     def run(pack: PolicyPackProcess, share: list[str]) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for policy in share:
-            pack.configure(_only(config, {policy}))
-            try:
-                reply = pack.analyze_stack_encoded(message)
-            except Exception as exc:  # grpc.RpcError
-                raise GateError(_failure(pack, f"in stack policy '{policy}' over {count} resources "
-                                               f"({len(message) / 2**20:.1f} MiB)", exc)) from None
-            out.extend(decode_diagnostics(reply))
-        return out
+        pack.configure(_only(config, set(share)))
+        try:
+            return decode_diagnostics(pack.analyze_stack_encoded(message))
+        except Exception as exc:  # grpc.RpcError
+            failure = exc
+        if pack.process.poll() is None and len(share) > 1:
+            for policy in share:
+                pack.configure(_only(config, {policy}))
+                try:
+                    pack.analyze_stack_encoded(message)
+                except Exception as again:  # grpc.RpcError
+                    raise GateError(_failure(pack, f"in stack policy '{policy}' over {size}", again)) from None
+        named = f"stack policy '{share[0]}'" if len(share) == 1 else f"stack policies {', '.join(share)}"
+        raise GateError(_failure(pack, f"in {named} over {size}", failure))
 
     if len(packs) == 1:
         return run(packs[0], shares[0])
