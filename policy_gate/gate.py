@@ -21,6 +21,7 @@ import collections
 import concurrent.futures
 import os
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,10 @@ class GateResult:
     policies: list[tuple[str, str]]  # (name, effective level)
     resources_checked: int
     notes: list[str] = field(default_factory=list)
+    #: Seconds per phase: "read" (plan streamed and encoded), "analyze" (resource policies), "stack".
+    timings: dict[str, float] = field(default_factory=dict)
+    #: Pack processes the run used.
+    processes: int = 1
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -156,6 +161,9 @@ DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 RESOURCES_PER_JOB = 2000
 #: Analyze calls in flight per pack process: the next request is on the wire while the pack works.
 WINDOW = 16
+#: Above this stack message size, the stack policies run in one pack process: each process holding the
+#: whole stack decoded (about 50 KB per resource of a GPU stack) would multiply the memory by the processes.
+SHARED_STACK_UP_TO = 32 * 2**20
 
 
 def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, Any] | str | Path | None = None,
@@ -178,6 +186,7 @@ def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, A
         boot = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         first = boot.submit(PolicyPackProcess, **({"pack_dir": pack_dir} if pack_dir else {}))
     try:
+        began = time.perf_counter()
         try:
             spool = Spool.of(plan)
         except PlanError as exc:
@@ -193,7 +202,10 @@ def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, A
                             for _ in range(wanted - 1)]
                     started.extend(f.result() for f in more)
                 packs = list(started)
-            return _run(packs, spool, user_config)
+            read = time.perf_counter() - began
+            result = _run(packs, spool, user_config)
+            result.timings = {"read": read, **result.timings}
+            return result
     except AnalyzerError as exc:
         raise GateError(str(exc)) from None
     except grpc.RpcError as exc:  # GetAnalyzerInfo or Configure
@@ -318,14 +330,21 @@ def _run(packs: list[PolicyPackProcess], spool: Spool, user_config: Mapping[str,
             f"limit), so the stack policies ({', '.join(stack_policies)}) cannot be run over it: split the stack, "
             "or disable them with --policy-config")
     stack_file = tempfile.TemporaryFile(prefix="policy-gate-stack-")
+    timings: dict[str, float] = {}
     try:
+        began = time.perf_counter()
         diagnostics = _analyze_resources(packs, spool, config, resource_policies, stack_file if stack_policies
                                          else None)
+        timings["analyze"] = time.perf_counter() - began
         if stack_policies:
+            began = time.perf_counter()
             stack_file.seek(0)
             message = stack_file.read()
             stack_file.close()
-            diagnostics += _analyze_stack(packs, message, spool.count, config, stack_policies)
+            stack_packs = packs if len(message) <= SHARED_STACK_UP_TO else packs[:1]
+            diagnostics += _analyze_stack(stack_packs, message, spool.count, config, stack_policies)
+            del message
+            timings["stack"] = time.perf_counter() - began
     finally:
         stack_file.close()
         for pack in packs:  # a pack handed in stays configured as the run saw it
@@ -340,6 +359,7 @@ def _run(packs: list[PolicyPackProcess], spool: Spool, user_config: Mapping[str,
     return GateResult(
         violations=violations, pack_name=info.name, pack_version=info.version,
         policies=[(p.name, config[p.name][0]) for p in info.policies], resources_checked=spool.count,
+        timings=timings, processes=len(packs),
     )
 
 
@@ -395,10 +415,10 @@ def _analyze_stack(packs: list[PolicyPackProcess], message: bytes, count: int,
             return decode_diagnostics(pack.analyze_stack_encoded(message))
         except Exception as exc:  # grpc.RpcError
             failure = exc
-        if pack.process.poll() is None and len(share) > 1:
+        if _still_running(pack, failure) and len(share) > 1:
             for policy in share:
-                pack.configure(_only(config, {policy}))
                 try:
+                    pack.configure(_only(config, {policy}))
                     pack.analyze_stack_encoded(message)
                 except Exception as again:  # grpc.RpcError
                     raise GateError(_failure(pack, f"in stack policy '{policy}' over {size}", again)) from None
@@ -416,15 +436,26 @@ def _resource_failure(pack: PolicyPackProcess, urn: str, type_: str, request: by
                       config: Mapping[str, tuple[str, dict]], policies: set[str], exc: Exception) -> GateError:
     """A GateError naming the resource and, when the pack still runs, the resource policy that failed on it."""
     where = f"on resource {urn} ({type_})"
-    if pack.process.poll() is None:
+    if _still_running(pack, exc):
         for policy in sorted(policies):
-            pack.configure(_only(config, {policy}))
             try:
+                pack.configure(_only(config, {policy}))
                 pack.analyze_encoded(request)
             except Exception as again:  # grpc.RpcError
                 return GateError(_failure(pack, f"{where}, in resource policy '{policy}'", again))
         pack.configure(config)
     return GateError(_failure(pack, where, exc))
+
+
+def _still_running(pack: PolicyPackProcess, exc: Exception) -> bool:
+    """Whether the pack still serves after a failed call (a broken channel: give its process time to end)."""
+    code = exc.code().name if hasattr(exc, "code") and exc.code() is not None else ""
+    if code == "UNAVAILABLE":
+        try:
+            pack.process.wait(timeout=5)
+        except Exception:  # subprocess.TimeoutExpired: it runs on
+            pass
+    return pack.process.poll() is None
 
 
 def _failure(pack: PolicyPackProcess, where: str, exc: Exception) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policy_gate.stream import NotAnObject, StreamedSteps
+from policy_gate.stream import STREAMED_PREVIEW, NotAnObject, StreamedSteps
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 _EXPECTED = "expected the output of `pulumi preview --json` or an offline plan.json"
@@ -62,7 +62,7 @@ def _steps_of(source: Mapping[str, Any] | str | Path) -> tuple[str, Iterator[tup
         raise PlanError(f"{path}: {problem}; give a plan file: build/<stack>/plan.json from "
                         "`make plan STACK=<stack>`, or the output of `pulumi preview --json`")
     try:
-        streamed = StreamedSteps(path, input_files.PREVIEW_JSON)
+        streamed = StreamedSteps(path, STREAMED_PREVIEW)
     except input_files.InputFileError as exc:
         raise PlanError(str(exc)) from None
     return str(path), _checked(streamed, path)

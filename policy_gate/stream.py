@@ -28,6 +28,10 @@ import input_files
 from input_files import InputFileError, Limits
 
 CHUNK = 1 << 20
+#: The limits of a streamed preview: memory no longer grows with the file (one chunk and one step at a
+#: time), so a file may be larger than the 256 MiB input_files.PREVIEW_JSON allows a file read whole;
+#: 2 GiB is about 500,000 resources of a GPU stack, and the deepest step is bounded as before.
+STREAMED_PREVIEW = Limits(max_bytes=2 * 2**30, max_depth=input_files.PREVIEW_JSON.max_depth)
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
