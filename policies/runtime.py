@@ -73,15 +73,63 @@ def _shared_method(method: Callable[..., Any], owner: Any, message: Any) -> Any:
     return result
 
 
+class _Converted:
+    """``MessageToDict``'s result on its way to ``deserialize_properties`` (kept only until then)."""
+
+    __slots__ = ("message", "value")
+
+    def __init__(self, message: Any, value: Any) -> None:
+        self.message, self.value = message, value
+
+
+class _Decoded:
+    """A message already decoded in this call: ``deserialize_properties`` hands back its result."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class _JsonFormat:
-    """The runtime's ``json_format`` module with ``MessageToDict`` shared within a call."""
+    """The runtime's ``json_format`` module whose ``MessageToDict``, within a call, converts a message once.
+
+    Inside ``Analyze`` and ``AnalyzeStack`` the runtime only ever passes ``MessageToDict``'s result to
+    ``deserialize_properties``; the pair is shared per message, and the intermediate dictionary is dropped
+    as soon as it is deserialized (only the deserialized properties are kept for the call).
+    """
 
     def __init__(self, module: Any) -> None:
         self._module = module
-        self.MessageToDict = _memoized(module.MessageToDict)
+        self._convert = module.MessageToDict
+
+    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the module's name)
+        cache = getattr(_calls, "cache", None)
+        if cache is None or args or kwargs:
+            return self._convert(message, *args, **kwargs)
+        hit = cache.get(("decoded", id(message)))
+        if hit is not None and hit[0] is message:
+            return _Decoded(hit[1])
+        return _Converted(message, self._convert(message))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
+
+
+def _deserializing(function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, _Decoded):
+            return value.value
+        if isinstance(value, _Converted):
+            result = function(value.value, *args, **kwargs)
+            cache = getattr(_calls, "cache", None)
+            if cache is not None and not args and not kwargs:
+                cache[("decoded", id(value.message))] = (value.message, result)
+            return result
+        return function(value, *args, **kwargs)
+
+    return wrapper
 
 
 def _one_cache_per_call(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,7 +153,7 @@ def install() -> bool:
     if not all(hasattr(runtime, name) for name in _NEEDED):
         return False
     runtime.json_format = _JsonFormat(runtime.json_format)
-    runtime.deserialize_properties = _memoized(runtime.deserialize_properties)
+    runtime.deserialize_properties = _deserializing(runtime.deserialize_properties)
     runtime.unknown_checking_proxy = _memoized(runtime.unknown_checking_proxy)
     servicer = runtime._PolicyAnalyzerServicer
     for name in _PER_RESOURCE:

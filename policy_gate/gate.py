@@ -172,8 +172,9 @@ def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, A
     """Check a plan (dict or path) against the pack. Starts and stops the pack unless ``pack`` is given.
 
     A file is streamed into an on-disk spool of encoded requests (memory: one step and the URN index), then
-    ``Analyze`` runs for every resource, pipelined over ``jobs`` pack processes, and ``AnalyzeStack`` once
-    per stack policy over one message built from the spool, the policies shared among the processes.
+    ``Analyze`` runs for every resource, pipelined over up to ``jobs`` pack processes, and ``AnalyzeStack``
+    over one message built from the spool, the stack policies shared among the processes (one of them for a
+    large stack).
     """
     user_config = read_policy_config(policy_config)
     import grpc
@@ -183,7 +184,7 @@ def run_gate(plan: Mapping[str, Any] | str | Path, policy_config: Mapping[str, A
     started: list[PolicyPackProcess] = []
     boot = None
     if pack is None:  # the first pack boots while the plan is read
-        boot = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        boot = concurrent.futures.ThreadPoolExecutor(max_workers=4)
         first = boot.submit(PolicyPackProcess, **({"pack_dir": pack_dir} if pack_dir else {}))
     try:
         began = time.perf_counter()
