@@ -68,8 +68,18 @@ test: venv
 test-rehearse: venv
 	$(PY) -m pytest -q tests/rehearsal -p no:cacheprovider -o addopts=""
 
-lint: venv
+# zizmor, the static analysis of .github/workflows/ (hash-locked in tools/zizmor-requirements.txt), beside the
+# bootstrapped uv; --offline: no GitHub API, so a new unpinned action or a medium/high finding fails here and in CI.
+ZIZMOR_DIR := $(UV_TOOLS)/zizmor
+$(ZIZMOR_DIR)/bin/zizmor: tools/zizmor-requirements.txt $(UV_DEP)
+	rm -rf $(ZIZMOR_DIR)
+	$(UV) pip install --quiet --require-hashes --no-deps --only-binary=:all: --python $(PYTHON) \
+		--target $(ZIZMOR_DIR) -r tools/zizmor-requirements.txt
+	touch $@
+
+lint: venv $(ZIZMOR_DIR)/bin/zizmor
 	$(PY) -m ruff check .
+	$(ZIZMOR_DIR)/bin/zizmor --quiet --offline --no-progress --min-severity=medium .github/workflows
 
 policy-check: venv
 	$(PY) -m policy_gate $(PLAN) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))

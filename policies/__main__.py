@@ -26,4 +26,5 @@ def _load_rules():
 
 
 rules = _load_rules()
+importlib.import_module(f"{PACKAGE}.runtime").install()  # one decoding per resource and call, see runtime.py
 PolicyPack(name=rules.PACK_NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=rules.POLICIES)

@@ -17,6 +17,7 @@ capacity type; AKS labels every node with its agent pool, GPU nodes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,6 +28,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictPr
 
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
+from .runtime import shared
 
 UNKNOWN = "[unknown]"
 
@@ -111,7 +113,7 @@ class Res:
 
 def res_of(resource: Any) -> Res:
     """A :class:`Res` from a ``PolicyResource`` or ``ResourceValidationArgs``."""
-    return Res(resource.resource_type, resource.urn, resource.name, plain(resource.props))
+    return Res(resource.resource_type, resource.urn, resource.name, shared(plain, resource.props))
 
 
 # ---- pools ------------------------------------------------------------------------------
@@ -294,35 +296,82 @@ def driver_release(res: Res) -> DriverRelease:
 
 
 class StackView:
-    """Typed access to the resources of one stack."""
+    """Typed access to the resources of one stack.
+
+    Resources are indexed by type once; a resource's properties are made plain (:func:`plain`) the first
+    time a rule asks for its type, so types no rule reads cost nothing, and every lookup a rule repeats
+    per workload or pool (a type, a kind, a named claim, the cloud) is a dictionary access: a rule's time
+    grows with the stack's size, not with its square.
+    """
 
     def __init__(self, resources: Iterable[Res]):
-        self.resources = list(resources)
+        self._init([(r.type, r) for r in resources])
+
+    @classmethod
+    def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
+        view = cls.__new__(cls)
+        view._init([(r.resource_type, r) for r in resources])
+        return view
+
+    def _init(self, typed: list[tuple[str, Any]]) -> None:
+        self._raw: dict[str, list[tuple[int, Any]]] = {}
+        for index, (type_, item) in enumerate(typed):
+            self._raw.setdefault(type_, []).append((index, item))
+        self._plain: dict[str, list[tuple[int, Res]]] = {}
+        self._kinds: dict[str, list[Res]] = {}
+        self._named: dict[tuple[str, str, str], list[Res]] = {}
+        self._named_kinds: set[str] = set()
         self.releases = [driver_release(r) for r in self.of_type(HELM_RELEASE)]
         nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
         self.pools = [gke_pool(r, nfd) for r in self.of_type(GKE_NODE_POOL)] + [
             eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)] + [
             aks_pool(r, nfd) for r in self.of_type(AKS_AGENT_POOL)]
 
-    @classmethod
-    def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
-        return cls(res_of(r) for r in resources)
+    def _indexed(self, type_: str) -> list[tuple[int, Res]]:
+        found = self._plain.get(type_)
+        if found is None:
+            found = [(i, r if isinstance(r, Res) else res_of(r)) for i, r in self._raw.get(type_, [])]
+            self._plain[type_] = found
+        return found
+
+    def _merged(self, types: Iterable[str]) -> list[Res]:
+        """The resources of several types, in stack order."""
+        return [r for _, r in sorted((pair for t in types for pair in self._indexed(t)), key=lambda pair: pair[0])]
+
+    @property
+    def resources(self) -> list[Res]:
+        """Every resource, in stack order (makes every resource plain: rules use :meth:`of_type` or :meth:`k8s`)."""
+        return self._merged(list(self._raw))
 
     def of_type(self, type_: str) -> list[Res]:
-        return [r for r in self.resources if r.type == type_]
+        return [r for _, r in self._indexed(type_)]
+
+    def kubernetes(self) -> list[Res]:
+        """Every Kubernetes object (any kind, Helm releases and YAML groups included), in stack order."""
+        return self._merged([t for t in self._raw if t.startswith(K8S_PREFIX)])
 
     def k8s(self, kind: str) -> list[Res]:
         """Kubernetes objects of a kind (any API version), e.g. ``"Deployment"``."""
-        return [r for r in self.resources if r.type.startswith(K8S_PREFIX) and r.type.endswith(f":{kind}")
-                and not r.type.startswith("kubernetes:helm")]
+        if kind not in self._kinds:
+            self._kinds[kind] = self._merged([t for t in self._raw if t.startswith(K8S_PREFIX)
+                                              and t.endswith(f":{kind}") and not t.startswith("kubernetes:helm")])
+        return self._kinds[kind]
 
-    @property
+    def k8s_named(self, kind: str, namespace: str, name: str) -> list[Res]:
+        """The objects of a kind with this namespace and name (claims a pod spec refers to)."""
+        if kind not in self._named_kinds:
+            self._named_kinds.add(kind)
+            for res in self.k8s(kind):
+                self._named.setdefault((kind, res.k8s_namespace, res.k8s_name), []).append(res)
+        return self._named.get((kind, namespace, name), [])
+
+    @functools.cached_property
     def cloud(self) -> Literal["gke", "eks", "aks"] | None:
-        if self.of_type(GKE_CLUSTER) or self.of_type(GKE_NODE_POOL):
+        if self._raw.get(GKE_CLUSTER) or self._raw.get(GKE_NODE_POOL):
             return "gke"
-        if self.of_type(EKS_CLUSTER) or self.of_type(EKS_NODE_GROUP):
+        if self._raw.get(EKS_CLUSTER) or self._raw.get(EKS_NODE_GROUP):
             return "eks"
-        if self.of_type(AKS_CLUSTER) or self.of_type(AKS_AGENT_POOL):
+        if self._raw.get(AKS_CLUSTER) or self._raw.get(AKS_AGENT_POOL):
             return "aks"
         return None
 

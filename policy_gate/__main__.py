@@ -21,9 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy-config", metavar="FILE",
                         help="enforcement levels / policy properties, as for `pulumi preview --policy-pack-config`")
     parser.add_argument("--policy-pack", metavar="DIR", help="policy pack directory (default: policies/)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="pack processes at most for a large plan (default: the CPUs, at most 4)")
     args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     try:
-        result = run_gate(args.plan, args.policy_config, pack_dir=args.policy_pack)
+        result = run_gate(args.plan, args.policy_config, pack_dir=args.policy_pack, jobs=args.jobs)
     except GateError as exc:
         print(f"policy_gate: error: {exc}", file=sys.stderr)
         return 2

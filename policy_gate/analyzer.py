@@ -31,8 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PACK = ROOT / "policies"
 PLACEHOLDER_ENGINE = "127.0.0.1:0"
 START_TIMEOUT_S = 90.0
+#: Deadline of the small calls (GetAnalyzerInfo, Configure). Analyze and AnalyzeStack have none: their time
+#: grows with the plan, and a pack that dies ends them at once (the channel breaks).
 RPC_TIMEOUT_S = 120.0
-_MAX_MESSAGE = 400 * 1024 * 1024
+#: The largest message the Python policy runtime accepts (pulumi-policy 1.21 policy.py,
+#: ``_MAX_RPC_MESSAGE_SIZE``: 400 MiB); the gate sends no larger one.
+MAX_MESSAGE = 400 * 1024 * 1024
+_MAX_MESSAGE = MAX_MESSAGE
+_ANALYZE = "/pulumirpc.Analyzer/Analyze"
+_ANALYZE_STACK = "/pulumirpc.Analyzer/AnalyzeStack"
 
 LEVELS = {
     "advisory": analyzer_pb2.ADVISORY,
@@ -104,6 +111,13 @@ class PolicyPackProcess:
                          ("grpc.max_send_message_length", _MAX_MESSAGE)])
             grpc.channel_ready_future(self.channel).result(timeout=START_TIMEOUT_S)
             self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+            # The same two calls on already-encoded requests (see encode_*): the gate builds each
+            # resource's bytes once and sends them to Analyze and, framed, to AnalyzeStack.
+            self.analyze_encoded = self.channel.unary_unary(
+                _ANALYZE, request_serializer=bytes, response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
+            self.analyze_stack_encoded = self.channel.unary_unary(
+                _ANALYZE_STACK, request_serializer=bytes,
+                response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
         except BaseException:
             self.close()
             raise
@@ -112,6 +126,18 @@ class PolicyPackProcess:
         self._stderr.seek(0)
         lines = self._stderr.read().decode(errors="replace").strip().splitlines()
         return lines[-1] if lines else "no output"
+
+    def stderr_tail(self) -> str:
+        """The last line the pack wrote to stderr (the exception of a policy that raised), or ''."""
+        tail = self._stderr_tail()
+        return "" if tail == "no output" else tail
+
+    def exit_status(self) -> str | None:
+        """How the pack's process ended (``exited with 1``, ``killed by signal 9``), or None while it runs."""
+        code = self.process.poll()
+        if code is None:
+            return None
+        return f"killed by signal {-code}" if code < 0 else f"exited with {code}"
 
     def _read_port(self) -> int:
         assert self.process.stdout is not None
@@ -227,6 +253,57 @@ class PolicyPackProcess:
         self.close()
 
 
+# ---- requests encoded once ------------------------------------------------------------------
+#
+# AnalyzeRequest (type 1, properties 2, urn 3, name 4, options 5, provider 6) and AnalyzerResource (the same
+# six, then parent 7, dependencies 8, propertyDependencies 9) share their first six fields, and a protobuf
+# message's encoding is the concatenation of its fields' encodings. So one resource is encoded once as
+# ``core`` (1-5) and ``extra`` (7-9); its provider (6) is encoded once per provider; then
+# ``core + provider`` is its AnalyzeRequest and ``core + provider + extra`` its AnalyzerResource, which
+# AnalyzeStackRequest holds as field 1 (length-delimited), one after the other.
+
+
+def encode_core(resource: PlanResource) -> bytes:
+    """Fields 1-5 (type, properties, urn, name, options) of the resource's AnalyzeRequest / AnalyzerResource."""
+    return analyzer_pb2.AnalyzeRequest(
+        type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
+        options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
+    ).SerializeToString()
+
+
+def encode_extra(resource: PlanResource) -> bytes:
+    """Fields 7-9 (parent, dependencies, propertyDependencies): what only AnalyzeStack carries."""
+    item = analyzer_pb2.AnalyzerResource(parent=resource.parent, dependencies=resource.dependencies)
+    for key, urns in resource.property_dependencies.items():
+        item.propertyDependencies[key].urns.extend(urns)
+    return item.SerializeToString()
+
+
+def encode_provider(reference: str, providers: Mapping[str, PlanResource]) -> bytes:
+    """Field 6 (provider) for a step's provider reference, or nothing for the default provider."""
+    provider = provider_message(reference, providers)
+    if provider is None:
+        return b""
+    return analyzer_pb2.AnalyzeRequest(provider=provider).SerializeToString()
+
+
+def frame(field_number: int, payload: bytes) -> bytes:
+    """A length-delimited field: the key, the payload's length as a varint, the payload."""
+    return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
 def _plain_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
     from google.protobuf import json_format
 
@@ -234,14 +311,25 @@ def _plain_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
 
 
 def _provider(resource: PlanResource, providers: Mapping[str, PlanResource]) -> analyzer_pb2.AnalyzerProviderResource | None:
-    if not resource.provider:
+    return provider_message(resource.provider, providers)
+
+
+def provider_message(reference: str, providers: Mapping[str, PlanResource]) \
+        -> analyzer_pb2.AnalyzerProviderResource | None:
+    """The provider a step names (``<provider urn>::<id>``), with its inputs when the plan has it."""
+    if not reference:
         return None
-    urn = resource.provider.rsplit("::", 1)[0] if resource.provider.count("::") >= 4 else resource.provider
+    urn = reference.rsplit("::", 1)[0] if reference.count("::") >= 4 else reference
     known = providers.get(urn)
     return analyzer_pb2.AnalyzerProviderResource(
         type=known.type if known else type_of(urn), urn=urn, name=name_of(urn),
         properties=_struct(known.inputs if known else {}),
     )
+
+
+def decode_diagnostics(reply: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
+    """The reply's diagnostics (message without the description the runtime prefixes)."""
+    return _diagnostics(reply)
 
 
 def _diagnostics(reply: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:

@@ -17,8 +17,8 @@ def test_offline_gate_plans_every_stack_without_credentials():
     gate = workflow("offline-gate.yml")
     plan = gate["jobs"]["plan"]
     assert sorted(plan["strategy"]["matrix"]["stack"]) == STACKS
-    commands = " ".join(step.get("run", "") for step in plan["steps"])
-    assert "make plan STACK=${{ matrix.stack }}" in commands
+    step = next(s for s in plan["steps"] if "make plan" in s.get("run", ""))
+    assert step["run"] == 'make plan STACK="$STACK"' and step["env"]["STACK"] == "${{ matrix.stack }}"
     text = (WORKFLOWS / "offline-gate.yml").read_text()
     assert "secrets." not in text and "id-token" not in text
     assert any("make test" in step.get("run", "") for step in gate["jobs"]["test"]["steps"])

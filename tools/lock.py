@@ -64,6 +64,8 @@ LOCKS: tuple[Lock, ...] = (
     Lock("components/requirements.in", "components/requirements.txt", ("--constraint=requirements.txt",)),
     # The uv that `make` bootstraps when none of that version is on PATH.
     Lock("tools/uv-requirements.in", "tools/uv-requirements.txt"),
+    # zizmor, the workflows' static analysis that `make lint` installs beside that uv.
+    Lock("tools/zizmor-requirements.in", "tools/zizmor-requirements.txt"),
 )
 
 

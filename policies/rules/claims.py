@@ -199,8 +199,8 @@ def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViol
 
 
 def _workloads(view: StackView) -> Iterator[tuple[Res, Mapping[str, Any]]]:
-    for res in view.resources:
-        if res.type.startswith("kubernetes:") and res.type.rsplit(":", 1)[-1] in WORKLOAD_KINDS:
+    for res in view.kubernetes():
+        if res.type.rsplit(":", 1)[-1] in WORKLOAD_KINDS:
             spec = pod_spec(res)
             if spec is not None:
                 yield res, spec
@@ -219,7 +219,7 @@ def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[
             kind, name = "ResourceClaim", ref["resourceClaimName"]
         else:
             continue
-        found.extend(c for c in view.k8s(kind) if c.k8s_name == name and c.k8s_namespace == namespace)
+        found.extend(view.k8s_named(kind, namespace, str(name)))
     return found
 
 

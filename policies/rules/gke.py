@@ -45,7 +45,7 @@ def _is_driver_installer(res: Any) -> bool:
 
 def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
-    installers = [r for r in view.resources if _is_driver_installer(r)]
+    installers = [r for r in view.kubernetes() if _is_driver_installer(r)]  # YAML groups and DaemonSets
     for pool in view.pools:
         if not clouds.profile(pool.cloud).library_installs_gpu_driver(dra=True) or not pool.nvidia_dra_labelled:
             continue
@@ -143,8 +143,8 @@ def validate_gke_critical_priority_quota(args: StackValidationArgs, report_viola
                     f"Set {key} to \"\" or create the quota in {release.namespace}.",
                     release.urn,
                 )
-    for res in view.resources:
-        spec = pod_spec(res) if res.type.startswith("kubernetes:") else None
+    for res in view.kubernetes():
+        spec = pod_spec(res)
         priority_class = str((spec or {}).get("priorityClassName") or "")
         namespace = res.k8s_namespace
         if not priority_class.startswith("system-") or namespace == "kube-system":

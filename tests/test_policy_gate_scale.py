@@ -1,0 +1,239 @@
+"""The policy gate over large previews: streamed, encoded once, the same verdict, failures that say what failed.
+
+The timings are bench/bench_policy_gate.py's (it prints them); these tests check what must hold at any
+size: a grown preview gets the plan's verdict, the streamed reader reads exactly what ``json`` reads, the
+encoded requests are the messages the runtime expects, and a pack that fails is named with what it was
+checking.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from pulumi.runtime.proto import analyzer_pb2
+
+from bench.synthetic_plan import application_namespaces, grow, grown_steps
+from policy_gate import gate as gate_module
+from policy_gate.analyzer import PolicyPackProcess, encode_core, encode_extra, encode_provider, frame
+from policy_gate.gate import GateError, Spool, run_gate
+from policy_gate.plan import PlanError, iter_plan_resources, plan_resources
+from policy_gate.stream import StreamedSteps
+from tests.policy_fixtures import shared_pack
+
+offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
+planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
+
+SIZE = 400
+
+
+@pytest.fixture(scope="module")
+def dev_plan() -> dict:
+    return planjson.plan_document(offline_run.run_stack_file("dev"))
+
+
+@pytest.fixture(scope="module")
+def pack():
+    return shared_pack()
+
+
+def verdict(result) -> tuple:
+    return result.exit_code, sorted({(v.level, v.policy) for v in result.violations})
+
+
+def write(tmp_path: Path, name: str, plan: dict) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(plan, indent=1))
+    return path
+
+
+# ---- the verdict over a grown preview --------------------------------------------------------------------
+
+
+def test_a_grown_preview_repeats_the_application_namespace_only(dev_plan):
+    assert application_namespaces(dev_plan["steps"]) == {"inference"}
+    steps = list(grown_steps(dev_plan, SIZE))
+    assert len(steps) == SIZE and len({s["urn"] for s in steps}) == SIZE
+    copies = steps[len(dev_plan["steps"]):]
+    assert {s["newState"]["type"].rsplit(":", 1)[-1] for s in copies} == {
+        "Namespace", "Secret", "ResourceClaimTemplate", "Deployment", "Service"}
+    deployment = next(s for s in copies if s["urn"].endswith("::vllm-gpu-deployment-r1"))
+    assert deployment["newState"]["inputs"]["metadata"]["namespace"] == "inference-r1"
+    assert deployment["newState"]["provider"] == next(
+        s for s in dev_plan["steps"] if s["urn"].endswith("::vllm-gpu-deployment"))["newState"]["provider"]
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["passing", "failing"])
+def test_a_grown_preview_gets_the_plans_verdict_over_several_packs(dev_plan, tmp_path, monkeypatch, broken):
+    plan = json.loads(json.dumps(dev_plan))
+    if broken:  # a public endpoint in the application namespace (every copy), an unpinned chart (once)
+        service = next(s for s in plan["steps"] if s["urn"].endswith("::vllm-gpu-service"))
+        service["newState"]["inputs"]["spec"]["type"] = "LoadBalancer"
+        release = next(s for s in plan["steps"] if s["newState"].get("type") == "kubernetes:helm.sh/v3:Release")
+        release["newState"]["inputs"]["version"] = ""
+    original = run_gate(write(tmp_path, "plan.json", plan))
+    grown = tmp_path / "grown.json"
+    source = write(tmp_path, "source.json", plan)
+    grow(source, SIZE, grown)
+    monkeypatch.setattr(gate_module, "RESOURCES_PER_JOB", SIZE // 2)  # two pack processes, as at scale
+    result = run_gate(grown, jobs=2)
+    assert result.processes == 2 and result.resources_checked == SIZE
+    assert verdict(result) == verdict(original)
+    assert (verdict(original)[0] == 1) is broken
+    if broken:
+        copies = (SIZE - len(plan["steps"])) // 8 + 1
+        endpoint = [v for v in result.violations if v.policy == "no-public-inference-endpoint"]
+        assert len(endpoint) >= copies, len(endpoint)
+    assert set(result.timings) == {"read", "analyze", "stack"}
+
+
+# ---- the streamed reader ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_streamed_steps_are_what_json_reads_at_any_chunk_boundary(dev_plan, tmp_path, chunk):
+    document = {"changeSummary": {"create": 42}, "steps": dev_plan["steps"][:12], "diagnostics": [{"n": 12345}]}
+    path = tmp_path / "plan.json"
+    path.write_text("\ufeff" + json.dumps(document, indent=2) + "\n")
+    assert [step for _, step in StreamedSteps(path, chunk=chunk)] == document["steps"]
+
+
+def test_streamed_resources_equal_the_documents(dev_plan, tmp_path):
+    path = write(tmp_path, "plan.json", dev_plan)
+    assert plan_resources(path) == plan_resources(dev_plan)
+    assert [i for i, _ in iter_plan_resources(path)] == [i for i, _ in iter_plan_resources(dev_plan)]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"steps": [{"a": 1}\n  {"b": 2}]}', "not valid JSON (line 2, column 3"),
+    ('{"steps": [], "steps": []}', "has two 'steps' lists"),
+    ('{"steps": []} x', "not valid JSON (line 1, column 15: Extra data"),
+    ('{"steps": {"a": 1}}', "no 'steps' list"),
+    ('{"other": 1}', "no 'steps' list"),
+    ('{"steps": [' + '{"a": ' * 120 + "1" + "}" * 120 + "]}", "nested too deep"),
+    ('{"steps": [{"newState": {"urn": "urn:pulumi:s::p::t::n", "inputs": "x"}}]}', "inputs is not an object"),
+    ('{"steps": [], "x": "\udcff"}', "not UTF-8"),
+])
+def test_a_broken_preview_is_one_error_with_its_place(tmp_path, content, message):
+    path = tmp_path / "plan.json"
+    path.write_bytes(content.encode("utf-8", errors="surrogateescape"))
+    with pytest.raises(PlanError, match=f"^{path}: .*{__import__('re').escape(message)}"):
+        plan_resources(path)
+
+
+def test_a_number_cut_by_the_chunk_is_read_whole(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text('{"steps": [], "n": 1234567890}')
+    assert list(StreamedSteps(path, chunk=24)) == []
+
+
+def test_a_replaced_urn_is_analyzed_once_at_its_last_step(pack, tmp_path):
+    urn = "urn:pulumi:s::p::kubernetes:core/v1:Service::svc"
+    steps = [{"op": "create", "urn": urn, "newState": {"type": "kubernetes:core/v1:Service", "urn": urn,
+                                                      "inputs": {"spec": {"type": "LoadBalancer"}}}},
+             {"op": "replace", "urn": urn, "newState": {"type": "kubernetes:core/v1:Service", "urn": urn,
+                                                       "inputs": {"spec": {"type": "ClusterIP"}}}}]
+    result = run_gate(write(tmp_path, "plan.json", {"steps": steps}), pack=pack)
+    assert result.resources_checked == 1
+    assert not [v for v in result.violations if v.policy == "no-public-inference-endpoint"]
+
+
+# ---- the requests encoded once ------------------------------------------------------------------------
+
+
+def test_encoded_requests_are_the_runtimes_messages(dev_plan):
+    resources = plan_resources(dev_plan)
+    providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
+    resource = next(r for r in resources if r.provider and r.property_dependencies)
+    core, extra = encode_core(resource), encode_extra(resource)
+    provider = encode_provider(resource.provider, providers)
+    analyze = analyzer_pb2.AnalyzeRequest.FromString(core + provider)
+    assert (analyze.urn, analyze.type, analyze.options.parent) == (resource.urn, resource.type, resource.parent)
+    assert analyze.provider.urn == resource.provider.rsplit("::", 1)[0]
+    item = analyzer_pb2.AnalyzerResource.FromString(core + provider + extra)
+    assert list(item.dependencies) == resource.dependencies and item.parent == resource.parent
+    assert {k: list(v.urns) for k, v in item.propertyDependencies.items()} == resource.property_dependencies
+    stack = analyzer_pb2.AnalyzeStackRequest.FromString(frame(1, core + provider + extra) * 3)
+    assert len(stack.resources) == 3 and stack.resources[2] == item
+
+
+def test_the_stack_message_size_is_known_before_it_is_built(dev_plan):
+    with Spool.of(dev_plan) as spool:
+        built = b"".join(frame(1, item) for _, _, _, item in spool)
+        assert spool.stack_message_size() == len(built) and spool.count == len(plan_resources(dev_plan))
+
+
+def test_a_stack_message_over_the_runtimes_limit_is_refused_by_name(dev_plan, pack, monkeypatch):
+    monkeypatch.setattr(gate_module, "MAX_STACK_MESSAGE", 1000)
+    with pytest.raises(GateError, match=r"stack-level request of .* MiB; the policy runtime accepts at most"):
+        run_gate(dev_plan, pack=pack)
+
+
+# ---- failures name what failed ------------------------------------------------------------------------
+
+FAILING_PACK = '''
+import os
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
+
+
+def fine(args, report_violation):
+    pass
+
+
+def resource_boom(args, report_violation):
+    if args.name == "bad":
+        raise ValueError("resource boom on purpose")
+
+
+def stack_boom(args, report_violation):
+    if any(r.name == "stackbad" for r in args.resources):
+        raise ValueError("stack boom on purpose")
+    if any(r.name == "crash" for r in args.resources):
+        os._exit(3)
+
+
+PolicyPack(name="failing", enforcement_level=EnforcementLevel.MANDATORY, policies=[
+    ResourceValidationPolicy(name="fine-resource", description="d", validate=fine),
+    ResourceValidationPolicy(name="boom-resource", description="d", validate=resource_boom),
+    StackValidationPolicy(name="fine-stack", description="d", validate=fine),
+    StackValidationPolicy(name="boom-stack", description="d", validate=stack_boom),
+])
+'''
+
+
+@pytest.fixture
+def failing_pack(tmp_path) -> Path:
+    folder = tmp_path / "failing-pack"
+    folder.mkdir()
+    (folder / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (folder / "__main__.py").write_text(textwrap.dedent(FAILING_PACK))
+    return folder
+
+
+def one_resource_plan(name: str) -> dict:
+    urn = f"urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::{name}"
+    return {"steps": [{"op": "create", "urn": urn, "newState": {"type": "kubernetes:core/v1:ConfigMap", "urn": urn,
+                                                                "inputs": {}}}]}
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("bad", ["on resource urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::bad (kubernetes:core/v1:ConfigMap)",
+             "in resource policy 'boom-resource'", "resource boom on purpose"]),
+    ("stackbad", ["in stack policy 'boom-stack' over 1 resources", "stack boom on purpose"]),
+    ("crash", ["in stack policies fine-stack, boom-stack over 1 resources", "its process exited with 3"]),
+])
+def test_a_failing_pack_is_named_with_what_it_was_checking(failing_pack, name, words):
+    with pytest.raises(GateError) as caught:
+        run_gate(one_resource_plan(name), pack_dir=failing_pack)
+    message = str(caught.value)
+    assert message.startswith("the policy pack failed ") and "\n" not in message
+    for word in words:
+        assert word in message, message
+    assert "Deadline" not in message
+
+
+def test_the_failing_packs_good_plan_passes(failing_pack):
+    with PolicyPackProcess(failing_pack) as served:
+        assert run_gate(one_resource_plan("good"), pack=served).exit_code == 0
