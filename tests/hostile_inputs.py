@@ -8,6 +8,7 @@ folder of stack files): every name in :data:`HOSTILE_STACK_NAMES` and every file
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from offline_plan.__main__ import main as plan_main
@@ -66,4 +67,52 @@ HOSTILE_STACK_FILES: dict[str, tuple[bytes, str]] = {
     "873k-labels": (("config:\n  gpu-fungibility:nodePools:\n    p:\n      labels:\n" + _LABELS_873K).encode(),
                     "at most 1 MiB"),
     "python-tag": (b"config:\n  aws:x: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+}
+
+
+# ---- output paths -----------------------------------------------------------------------------------------
+
+
+def _verify_main(argv: list[str]) -> int:
+    from verify.__main__ import main
+
+    return main(argv)
+
+
+@dataclass(frozen=True)
+class OutputCommand:
+    """A command that writes ``<out>/<stack>/<files>``: ``run(out, snapshot)`` -> exit code (stack ``dev``)."""
+
+    run: Callable[[Path, Path], int]
+    files: tuple[str, ...]
+
+
+#: Every command that writes files (a new one adds a row and inherits every case below).
+OUTPUT_COMMANDS: dict[str, OutputCommand] = {
+    "plan": OutputCommand(lambda out, snapshot: plan_main(
+        ["--stack", "dev", "--out", str(out), "--no-policy", "--no-simulate"]), ("plan.json", "summary.md")),
+    "diff": OutputCommand(lambda out, snapshot: diff_main(["--stack", "dev", "--out", str(out)]),
+                          ("diff.json", "diff.md")),
+    "verify": OutputCommand(lambda out, snapshot: _verify_main(
+        ["--stack", "dev", "--snapshot", str(snapshot), "--no-simulate", "--json", "--out", str(out)]),
+        ("verify.md",)),
+}
+
+
+def _link(path: Path, target: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    return target
+
+
+#: Output folders a careless or hostile user leaves behind: (id, set up (out, outside, files) -> link target).
+#: No case may make a command write into ``outside``; each ends in exit 2 naming the path.
+HOSTILE_OUTPUT_PATHS: dict[str, Callable[[Path, Path, tuple[str, ...]], Path]] = {
+    "stack-folder-is-a-link": lambda out, outside, files: _link(out / "dev", outside),
+    "report-is-a-link": lambda out, outside, files: (
+        (out / "dev").mkdir(parents=True), _link(out / "dev" / files[-1], outside / "victim"))[1],
+    "failed-folder-is-a-link": lambda out, outside, files: _link(out / "dev.failed", outside),
+    "out-is-a-file": lambda out, outside, files: (out.write_text("a file"), outside)[1],
+    "stack-folder-is-a-file": lambda out, outside, files: (
+        out.mkdir(), (out / "dev").write_text("a file"), outside)[2],
 }

@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--snapshot", help="read this `kubectl get ... -A -o json` file instead of the cluster")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then the stack's output)")
+    parser.add_argument("--out", default=str(ROOT / "build"), help="folder for <stack>/verify.md (default: build/)")
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulator's prediction")
@@ -60,22 +61,34 @@ def _fail(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from stacks.stack_files import StackNameError, build_dir, check_stack_name
+    from output_files import OutputError
+    from stacks.stack_files import StackNameError, check_stack_name, output_dir
     from verify.stack import StackError, load_stack
 
     try:
         check_stack_name(args.stack)
-        out_dir = build_dir(args.stack)
+        out_dir = output_dir(args.stack, Path(args.out))
         stack = load_stack(args.stack, Path(args.stack_dir))
     except (StackNameError, StackError) as exc:
         return _fail(f"--stack: {exc}")
+    except OutputError as exc:
+        return _fail(f"the report cannot be written: {exc}")
     try:
         view = read_snapshot(Path(args.snapshot)) if args.snapshot else _read_live(args)
     except ReadError as exc:
         return _fail(str(exc))
     findings = check_all(view, stack, None if args.no_simulate else _predict(stack, Path(args.stack_dir), view))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "verify.md").write_text(render_markdown(args.stack, view.source, findings))
+    from offline_plan.comment_size import fit_step_summary
+    from output_files import write_text
+
+    report = fit_step_summary(render_markdown(args.stack, view.source, findings),
+                              "`make verify JSON=1` prints every finding.")
+    try:
+        write_text(out_dir / "verify.md", report, root=out_dir.parent)
+    except OutputError as exc:
+        with contextlib.suppress(OSError):  # an earlier report must not pass for this run's
+            (out_dir / "verify.md").unlink(missing_ok=True)
+        return _fail(f"the report could not be written: {exc}")
     if args.json:
         print(json.dumps(to_json(args.stack, view.source, findings), indent=2))
     else:
