@@ -20,6 +20,10 @@ from simulator.render import render_table, to_json
 from simulator.workloads import pod_specs
 from stacks.stack_files import stack_name_argument
 
+#: The most replicas ``--replicas`` places per workload: a million fits in bounded time and memory
+#: (bench/bench_simulator.py prints both); more is refused up front instead of ending in a MemoryError.
+MAX_REPLICAS = 1_000_000
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="make simulate", description=__doc__.splitlines()[0])
@@ -44,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         args.replicas = int(count)
+        if args.replicas > MAX_REPLICAS:
+            print(f"error: --replicas {args.replicas} is more than the simulator places ({MAX_REPLICAS:,} per "
+                  "workload)", file=sys.stderr)
+            return 2
     from offline_plan.manifests import kubernetes_objects
     from offline_plan.run import run_stack_file
     from stacks.loader import ConfigError

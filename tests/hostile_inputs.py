@@ -25,6 +25,9 @@ STACK_COMMANDS: dict[str, Callable[[str, Path, Path], int]] = {
         ["--stack", stack, "--project", str(stack_dir), "--out", str(root / "build")]),
     "simulate": lambda stack, stack_dir, root: simulator_main(["--stack", stack, "--stack-dir", str(stack_dir)]),
     "preflight": lambda stack, stack_dir, root: preflight_main(["--stack", stack, "--stack-dir", str(stack_dir)]),
+    "verify": lambda stack, stack_dir, root: _verify_main(
+        ["--stack", stack, "--stack-dir", str(stack_dir), "--out", str(root / "build"), "--snapshot",
+         str(stack_dir / "no-such-snapshot.json"), "--no-simulate"]),
 }
 
 #: Stack names that are paths, or that Pulumi refuses: (id, name).
@@ -67,6 +70,11 @@ HOSTILE_STACK_FILES: dict[str, tuple[bytes, str]] = {
     "873k-labels": (("config:\n  gpu-fungibility:nodePools:\n    p:\n      labels:\n" + _LABELS_873K).encode(),
                     "at most 1 MiB"),
     "python-tag": (b"config:\n  aws:x: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+    "duplicate-key": (b"config:\n  gpu-fungibility:cluster:\n    name: a\n    name: b\n", "lines 3 and 4"),
+    "duplicate-namespace-key": (b"config:\n  aws:region: us-east-1\n  aws:region: us-west-2\n", "written twice"),
+    "utf-16-powershell": ("\ufeffconfig:\n  gpu-fungibility:cluster:\n    name: a\n".encode("utf-16-le"),
+                          "UTF-16LE text"),
+    "utf-16-no-bom": ("config:\n  aws:region: x\n".encode("utf-16-be"), "UTF-16BE"),
 }
 
 
@@ -116,3 +124,25 @@ HOSTILE_OUTPUT_PATHS: dict[str, Callable[[Path, Path, tuple[str, ...]], Path]] =
     "stack-folder-is-a-file": lambda out, outside, files: (
         out.mkdir(), (out / "dev").write_text("a file"), outside)[2],
 }
+
+
+
+# ---- numeric flags ------------------------------------------------------------------------------------------
+
+#: Values no numeric flag may take as a number: (id, value).
+HOSTILE_NUMBERS: dict[str, str] = {
+    "nan": "nan", "inf": "inf", "minus-inf": "-inf", "zero": "0", "negative": "-1", "overflow": "1e309",
+    "empty": "", "word": "soon", "hex": "0x10", "huge": "100000000",
+}
+
+#: (command, flag) -> call(value) -> exit code; each refuses every value of HOSTILE_NUMBERS with exit 2
+#: (argparse's usage error counts) and a message naming the flag.
+NUMERIC_FLAGS: dict[str, Callable[[str], int]] = {
+    "simulate --replicas": lambda value: simulator_main(["--stack", "dev", "--replicas", value]),
+    "preflight --deadline": lambda value: preflight_main(["--stack", "dev", "--deadline", value]),
+    "preflight --call-timeout": lambda value: preflight_main(["--stack", "dev", "--call-timeout", value]),
+    "verify --deadline": lambda value: _verify_main(["--stack", "dev", "--deadline", value]),
+    "verify --call-timeout": lambda value: _verify_main(["--stack", "dev", "--call-timeout", value]),
+}
+#: Values a flag takes although they are in HOSTILE_NUMBERS: (command and flag, value id).
+NUMBERS_ACCEPTED = {("simulate --replicas", "zero")}

@@ -29,8 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _parser() -> argparse.ArgumentParser:
+    from preflight.calls import seconds_argument
+    from stacks.stack_files import stack_name_argument
+
     parser = argparse.ArgumentParser(prog="make verify", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: checks against Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument, help="stack name: checks against Pulumi.<stack>.yaml")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--snapshot", help="read this `kubectl get ... -A -o json` file instead of the cluster")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then the stack's output)")
@@ -38,9 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulator's prediction")
-    parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--deadline", type=seconds_argument, default=120.0, metavar="SECONDS",
                         help="stop reading the cluster after this long (default 120)")
-    parser.add_argument("--call-timeout", type=float, default=20.0, metavar="SECONDS",
+    parser.add_argument("--call-timeout", type=seconds_argument, default=20.0, metavar="SECONDS",
                         help="give up on one API call after this long (default 20)")
     return parser
 
