@@ -149,6 +149,9 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         gate_future = (background.submit(_run_gate, document, pack)
                        if policy and _available("policy_gate") else None)
         version = run.config.cluster.minor_version
+        schema_note = manifest_mod.schema_version_note(version)
+        if schema_note:
+            print(f"warning: {schema_note}", file=sys.stderr)
         schema = [manifest_mod.validate(m, version) for m in found]
         sections: list[tuple[str, str]] = []
         if simulate and _available("simulator") and run.config.workloads:

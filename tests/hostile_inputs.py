@@ -146,3 +146,7 @@ NUMERIC_FLAGS: dict[str, Callable[[str], int]] = {
 }
 #: Values a flag takes although they are in HOSTILE_NUMBERS: (command and flag, value id).
 NUMBERS_ACCEPTED = {("simulate --replicas", "zero")}
+
+#: Cluster minors newer than the bundled kubernetes-validate schemas (clusters offer them before the package
+#: ships their schemas): a plan validates against the newest schemas it has and says so, never a traceback.
+NEWER_KUBERNETES_MINORS = ("1.38", "1.99", "1.100")
