@@ -129,6 +129,12 @@ def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
     counts = {d.labels.get(WORKLOAD_LABEL, d.name): d.replicas for d in view.deployments}
     for workload, pods in workload_pods(view).items():
         counts.setdefault(workload, len(pods))
+    from simulator.__main__ import MAX_REPLICAS
+
+    # a Deployment of 10,000,000 replicas: no prediction for it rather than an unbounded simulation
+    too_many = {w: [f"not simulated ({n:,} replicas; the simulator places at most {MAX_REPLICAS:,})"]
+                for w, n in counts.items() if n > MAX_REPLICAS}
+    counts = {w: n for w, n in counts.items() if w not in too_many}
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             run = run_stack_file(stack.name, stack_dir)
@@ -136,8 +142,8 @@ def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
         known = {p.workload for p in pod_specs(run.config, objects)}
         result = simulate(run.config, objects, replicas={w: n for w, n in counts.items() if w in known})
     except (SimulationError, FileNotFoundError, ValueError) as exc:
-        return {w: [f"not simulated ({exc})"] for w in counts}
-    predicted: dict[str, list[str]] = {}
+        return {**{w: [f"not simulated ({exc})"] for w in counts}, **too_many}
+    predicted: dict[str, list[str]] = dict(too_many)
     for r in result.replicas:
         if r.status == "scheduled":
             text = f"#{r.replica} {r.pool} {'+'.join(r.alternatives)} tp={r.tensor_parallel_size}"
