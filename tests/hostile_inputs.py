@@ -150,3 +150,94 @@ NUMBERS_ACCEPTED = {("simulate --replicas", "zero")}
 #: Cluster minors newer than the bundled kubernetes-validate schemas (clusters offer them before the package
 #: ships their schemas): a plan validates against the newest schemas it has and says so, never a traceback.
 NEWER_KUBERNETES_MINORS = ("1.38", "1.99", "1.100")
+
+
+# ---- cluster snapshots (make verify --snapshot; the live reads end in the same reader) ---------------------
+
+
+def _first(snap: dict, kind: str) -> dict:
+    return next(i for i in snap["items"] if i["kind"] == kind)
+
+
+def _set(path: str, value: object, kind: str) -> Callable[[dict], None]:
+    """Set ``path`` (dotted) of the first object of ``kind`` to ``value``."""
+    def mutate(snap: dict) -> None:
+        obj = _first(snap, kind)
+        *parents, last = path.split(".")
+        for key in parents:
+            obj = obj.setdefault(key, {})
+        obj[last] = value
+    return mutate
+
+
+def _event_yesterday(snap: dict) -> None:
+    pending = next(i for i in snap["items"] if i["kind"] == "Pod" and i["status"]["phase"] == "Pending")
+    snap["items"].append({"apiVersion": "v1", "kind": "Event", "reason": "TriggeredScaleUp", "message": "scale-up",
+                          "lastTimestamp": "yesterday", "metadata": {"name": "e2", "namespace": "inference"},
+                          "involvedObject": {"kind": "Pod", "name": pending["metadata"]["name"]}})
+
+
+def _slice_of(devices: int) -> Callable[[dict], None]:
+    def mutate(snap: dict) -> None:
+        spec = _first(snap, "ResourceSlice")["spec"]
+        spec["devices"] = [dict(spec["devices"][0], name=f"gpu-{i}") for i in range(devices)]
+    return mutate
+
+
+@dataclass(frozen=True)
+class HostileSnapshot:
+    """A change to a fixture snapshot (tests/verify_fixtures.VARIANTS[base]) and how verify must end."""
+
+    mutate: Callable[[dict], None]
+    code: int  # 2: refused naming the object and field; 0 or 1: read, and the verdict of the base
+    words: tuple[str, ...] = ()  # the error (or report) names these
+    base: str = "good"
+
+
+#: Snapshots no reader of cluster data may choke on, accept silently or take minutes over.
+HOSTILE_SNAPSHOTS: dict[str, HostileSnapshot] = {
+    "slice-100000-devices": HostileSnapshot(_slice_of(100_000), 2, ("ResourceSlice", "spec.devices", "at most 128")),
+    "slice-129-devices": HostileSnapshot(_slice_of(129), 2, ("spec.devices", "at most 128")),
+    "deployment-10m-replicas": HostileSnapshot(_set("spec.replicas", 10_000_000, "Deployment"), 0,
+                                               ("not simulated (10,000,000 replicas",)),
+    "replicas-past-int32": HostileSnapshot(_set("spec.replicas", 2**31, "Deployment"), 2, ("spec.replicas", "int32")),
+    "replicas-a-string": HostileSnapshot(_set("spec.replicas", "3", "Deployment"), 2, ("Deployment", "spec.replicas")),
+    "replicas-negative": HostileSnapshot(_set("spec.replicas", -1, "Deployment"), 2, ("spec.replicas",)),
+    "node-listed-twice": HostileSnapshot(lambda snap: snap["items"].append(_first(snap, "Node")), 2,
+                                         ("Node", "listed twice")),
+    "label-value-with-space": HostileSnapshot(_set("metadata.labels.team", "a b", "Node"), 2,
+                                              ("metadata.labels['team']", "not a label value")),
+    "label-value-64-chars": HostileSnapshot(_set("metadata.labels.team", "a" * 64, "Node"), 2,
+                                            ("not a label value",)),
+    "label-value-a-number": HostileSnapshot(_set("metadata.labels.team", 5, "Node"), 2, ("not a string",)),
+    "label-key-bad": HostileSnapshot(_set("metadata.labels.a/b/c", "x", "Node"), 2, ("not a label key",)),
+    "cpu-a-word": HostileSnapshot(_set("status.allocatable.cpu", "lots", "Node"), 2,
+                                  ("status.allocatable.cpu", "not a Kubernetes quantity")),
+    "memory-negative": HostileSnapshot(_set("status.allocatable.memory", "-1Gi", "Node"), 2, ("negative",)),
+    "memory-1e400": HostileSnapshot(_set("status.allocatable.memory", "1e400", "Node"), 2, ("status.allocatable",)),
+    "cpu-a-list": HostileSnapshot(_set("status.allocatable.cpu", [8], "Node"), 2, ("status.allocatable.cpu",)),
+    "pod-requests-cpu-zero": HostileSnapshot(
+        lambda snap: _first(snap, "Pod")["spec"]["containers"][0]["resources"]["requests"].update(cpu="0"), 0),
+    "event-time-yesterday": HostileSnapshot(_event_yesterday, 2, ("Event", "lastTimestamp", "RFC 3339"),
+                                            base="pending_memory"),
+    "event-time-a-number": HostileSnapshot(_set("lastTimestamp", 1764000000, "Event"), 2, ("lastTimestamp",),
+                                           base="pending_memory"),
+    "metadata-a-list": HostileSnapshot(_set("metadata", ["x"], "Pod"), 2, ("Pod", "metadata", "not an object")),
+    "spec-a-string": HostileSnapshot(_set("spec", "x", "Pod"), 2, ("spec: is a str",)),
+    "containers-an-object": HostileSnapshot(_set("spec.containers", {"name": "x"}, "Pod"), 2,
+                                            ("spec.containers", "not a list")),
+    "no-name": HostileSnapshot(_set("metadata.name", "", "Node"), 2, ("metadata.name", "missing")),
+    "name-a-number": HostileSnapshot(_set("metadata.name", 7, "Node"), 2, ("metadata.name",)),
+    "claim-results-a-string": HostileSnapshot(
+        lambda snap: snap["items"].append({"kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "n"},
+                                           "status": {"allocation": {"devices": {"results": "x"}}}}), 2,
+        ("ResourceClaim n/c", "results")),
+    "item-a-string": HostileSnapshot(lambda snap: snap["items"].append("x"), 2, ("is not an object",)),
+}
+
+#: Snapshot files whose bytes are the problem: (id, (bytes, words the error must contain)).
+HOSTILE_SNAPSHOT_FILES: dict[str, tuple[bytes, str]] = {
+    "utf-16-powershell": ('\ufeff{"items": []}'.encode("utf-16-le"), "UTF-16LE text"),
+    "not-a-list": (b'{"kind": "List"}', "expected the JSON List"),
+    "binary": (bytes(range(256)), "binary file"),
+}
