@@ -149,22 +149,20 @@ def parse_json(text: str, path: Path | str, limits: Limits) -> Any:
 
 
 def nesting_depth(value: Any, stop_after: int) -> int:
-    """How deep lists and mappings nest in ``value`` (iterative; stops counting past ``stop_after``)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    seen: set[int] = set()
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, (dict, list, tuple)):
-            continue
+    """How deep lists and mappings nest in ``value`` (level by level, no recursion; stops counting past
+    ``stop_after``, so a structure that refers to itself counts as too deep)."""
+    containers = (dict, list, tuple)
+    level = [value] if isinstance(value, containers) else []
+    depth = 0
+    while level:
         depth += 1
-        deepest = max(deepest, depth)
-        if deepest > stop_after or id(node) in seen:
-            return max(deepest, stop_after + 1) if id(node) in seen else deepest
-        seen.add(id(node))
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth) for child in children)
-    return deepest
+        if depth > stop_after:
+            return depth
+        below: list[Any] = []
+        for node in level:
+            below += [c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, containers)]
+        level = below
+    return depth
 
 
 # ---- YAML --------------------------------------------------------------------------------------------

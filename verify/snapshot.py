@@ -7,6 +7,7 @@ prints) or from the live API (:mod:`verify.live`); both end in :func:`build_view
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -251,33 +252,52 @@ def _label_key_problem(key: str) -> str | None:
 def _labels(obj: Mapping[str, Any], field: str = "metadata.labels") -> dict[str, str]:
     labels = _mapping(_mapping(obj.get("metadata"), "metadata").get("labels"), field)
     for key, value in labels.items():
-        problem = _label_key_problem(key)
-        if problem:
-            raise Malformed(f"{field}[{key!r}]", problem)
         if not isinstance(value, str):
             raise Malformed(f"{field}[{key!r}]", f"is a {type(value).__name__}, not a string")
-        if value and (len(value) > LABEL_VALUE_MAX or not _LABEL_NAME.fullmatch(value)):
-            raise Malformed(f"{field}[{key!r}]", f"{value[:80]!r} is not a label value (at most {LABEL_VALUE_MAX} "
-                            "letters, digits, '-', '_' or '.', starting and ending with a letter or digit)")
+        problem = _label_problem(key, value)
+        if problem:
+            raise Malformed(f"{field}[{key!r}]", problem)
     return dict(labels)
+
+
+@functools.lru_cache(maxsize=65536)
+def _label_problem(key: str, value: str) -> str | None:
+    """Why ``key: value`` is no label (cached: a cluster repeats the same labels on every node and pod)."""
+    problem = _label_key_problem(key)
+    if problem:
+        return problem
+    if value and (len(value) > LABEL_VALUE_MAX or not _LABEL_NAME.fullmatch(value)):
+        return (f"{value[:80]!r} is not a label value (at most {LABEL_VALUE_MAX} letters, digits, '-', '_' or '.', "
+                "starting and ending with a letter or digit)")
+    return None
 
 
 def quantity(value: Any, field: str) -> Fraction:
     """A non-negative Kubernetes quantity (``"0"``, ``"7500m"``, ``"64Gi"``) within int64, as a number."""
-    from gpu_fungibility.dra_cel.quantity import INT64_MAX, Quantity, QuantityError
+    from gpu_fungibility.dra_cel.quantity import INT64_MAX
 
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise Malformed(field, f"is {type(value).__name__} {str(value)[:40]}, not a quantity such as \"8\" or "
                                "\"64Gi\"")
-    try:
-        amount = Quantity.parse(str(value)).value
-    except QuantityError as exc:
-        raise Malformed(field, f"{str(value)[:40]!r} is not a Kubernetes quantity ({exc})") from None
+    amount = _parse_quantity(str(value)[:64])
+    if isinstance(amount, str):
+        raise Malformed(field, f"{str(value)[:40]!r} is not a Kubernetes quantity ({amount})")
     if amount < 0:
         raise Malformed(field, f"{value!r} is negative")
     if amount * 1000 > INT64_MAX:
         raise Malformed(field, f"{str(value)[:40]!r} is larger than a Kubernetes quantity holds")
     return amount
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_quantity(text: str) -> Fraction | str:
+    """The quantity's value, or why it is none (cached: a cluster repeats the same few quantities)."""
+    from gpu_fungibility.dra_cel.quantity import Quantity, QuantityError
+
+    try:
+        return Quantity.parse(text).value
+    except QuantityError as exc:
+        return str(exc)
 
 
 def timestamp(value: Any, field: str) -> datetime | None:
@@ -307,9 +327,32 @@ def _name(meta: Mapping[str, Any], kind: str) -> tuple[str, str]:
 def _cpu_memory(resources: Any, field: str) -> tuple[int, int]:
     resources = _mapping(resources, field)
     cpu, memory = resources.get("cpu"), resources.get("memory")
-    millicores = quantity(cpu, f"{field}.cpu") * 1000 if cpu not in (None, "") else 0
-    mib = quantity(memory, f"{field}.memory") / 2**20 if memory not in (None, "") else 0
-    return -int(-millicores // 1), int(mib)  # CPU rounded up to a millicore, as the API server does
+    return (_millicores(cpu, f"{field}.cpu") if cpu not in (None, "") else 0,
+            _mib(memory, f"{field}.memory") if memory not in (None, "") else 0)
+
+
+def _millicores(value: Any, field: str) -> int:
+    """A CPU quantity in millicores, rounded up to a millicore as the API server does."""
+    cached = _CPU.get(value) if isinstance(value, str) else None
+    if cached is None:
+        cached = -int(-quantity(value, field) * 1000 // 1)
+        if isinstance(value, str) and len(_CPU) < 65536:
+            _CPU[value] = cached
+    return cached
+
+
+def _mib(value: Any, field: str) -> int:
+    """A memory quantity in MiB, rounded down."""
+    cached = _MEMORY.get(value) if isinstance(value, str) else None
+    if cached is None:
+        cached = int(quantity(value, field) / 2**20)
+        if isinstance(value, str) and len(_MEMORY) < 65536:
+            _MEMORY[value] = cached
+    return cached
+
+
+_CPU: dict[str, int] = {}
+_MEMORY: dict[str, int] = {}
 
 
 def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> tuple[int, int]:
