@@ -28,7 +28,9 @@ PATHS = {
 
 class FakeApi:
     def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
-                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0):
+                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0,
+                 raw: dict[str, Any] | None = None):
+        self.raw = raw or {}  # path -> handler(BaseHTTPRequestHandler) writing its own answer (hostile ones)
         self.delay = delay  # seconds before every answer (a slow server)
         self.refusals = refusals  # statuses answered, in turn, to the first requests of every path (429, 503)
         self.trickle = trickle  # seconds between the bytes of every answer's body (a server that trickles)
@@ -110,6 +112,11 @@ class FakeApi:
                                 "try again later")
         if handler.command != "GET":
             return self._status(handler, 405, "MethodNotAllowed", "read-only fake")
+        if url.path in self.raw:
+            try:
+                return self.raw[url.path](handler)
+            except (BrokenPipeError, ConnectionResetError):
+                return None
         kind = PATHS.get(url.path)
         if kind is None:
             return self._status(handler, 404, "NotFound", "the server could not find the requested resource")
