@@ -194,6 +194,8 @@ def _run_aks(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any], c
                      "(`pulumi config set azure-native:subscriptionId <id>`) or export AZURE_SUBSCRIPTION_ID")
     region = cfg.cluster.location
     try:
+        azure_api.check_subscription(subscription)
+        azure_api.endpoint_of(os.environ.get(azure_api.ENDPOINT_ENV))  # before any token is asked for
         token = azure_api.access_token(azure_api.default_credential(), max(calls.remaining(), 0.001))
         client = azure_api.ArmClient(subscription, token, calls)
         checks, quotas = aks.check_aks(cfg, client)
