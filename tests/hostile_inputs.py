@@ -241,3 +241,31 @@ HOSTILE_SNAPSHOT_FILES: dict[str, tuple[bytes, str]] = {
     "not-a-list": (b'{"kind": "List"}', "expected the JSON List"),
     "binary": (bytes(range(256)), "binary file"),
 }
+
+
+# ---- AKS values past AKS's documented limits (components/argument_rules.py cites them) ---------------------
+
+#: (id, (text in Pulumi.aks-dev.yaml, its hostile replacement, key path and words the error names)).
+HOSTILE_AKS_VALUES: dict[str, tuple[str, str, str]] = {
+    "pool-max-100000": ("autoscaling: {min: 1, max: 2}\n      diskSizeGb: 300",
+                        "autoscaling: {min: 1, max: 100000}\n      diskSizeGb: 300",
+                        "nodePools.a100spot.autoscaling.max: 100000 is more than 1,000"),
+    "pool-disk-99999": ("autoscaling: {min: 1, max: 2}\n      diskSizeGb: 300",
+                        "autoscaling: {min: 1, max: 2}\n      diskSizeGb: 99999",
+                        "nodePools.a100spot.diskSizeGb: 99999 is more than 2,048 GB"),
+    "system-max-5000": ("vmSize: Standard_D4ds_v5\n      min: 2\n      max: 3",
+                        "vmSize: Standard_D4ds_v5\n      min: 2\n      max: 5000", "cluster.systemPool.max"),
+    "system-disk-4096": ("vmSize: Standard_D4ds_v5\n", "vmSize: Standard_D4ds_v5\n      diskSizeGb: 4096\n",
+                         "cluster.systemPool.diskSizeGb: 4096"),
+    "system-vm-size-unknown": ("vmSize: Standard_D4ds_v5", "vmSize: d4ds", "cluster.systemPool.vmSize: 'd4ds'"),
+    "gpu-vm-size-unknown": ("vmSize: Standard_NC8as_T4_v3", "vmSize: Standard_NC8as_T4_v9",
+                            "nodePools.t4spot.vmSize"),
+    "resource-group-slash": ("    location: eastus2\n    zones", "    location: eastus2\n    resourceGroup: a/b\n    zones",
+                             "cluster.resourceGroup: 'a/b' is not a resource group name"),
+    "resource-group-trailing-dot": ("    location: eastus2\n    zones",
+                                    "    location: eastus2\n    resourceGroup: team.\n    zones",
+                                    "cluster.resourceGroup: 'team.'"),
+    "resource-group-91-chars": ("    location: eastus2\n    zones",
+                                f"    location: eastus2\n    resourceGroup: {'r' * 91}\n    zones",
+                                "cluster.resourceGroup"),
+}
