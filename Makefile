@@ -93,6 +93,8 @@ bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
 	$(PY) bench/bench_diff.py
+	$(PY) bench/bench_verify.py
+	$(PY) bench/bench_simulator_replicas.py
 
 bench-setup: venv
 	$(PY) bench/bench_setup.py
