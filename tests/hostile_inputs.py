@@ -233,6 +233,16 @@ HOSTILE_SNAPSHOTS: dict[str, HostileSnapshot] = {
                                            "status": {"allocation": {"devices": {"results": "x"}}}}), 2,
         ("ResourceClaim n/c", "results")),
     "item-a-string": HostileSnapshot(lambda snap: snap["items"].append("x"), 2, ("is not an object",)),
+    "device-attribute-a-string": HostileSnapshot(
+        lambda snap: _first(snap, "ResourceSlice")["spec"]["devices"][0].update(attributes={"type": "gpu"}), 2,
+        ("spec.devices[0].attributes['type']", "not an object")),
+    "claim-template-devices-a-list": HostileSnapshot(_set("spec.spec.devices", ["x"], "ResourceClaimTemplate"), 2,
+                                                     ("ResourceClaimTemplate", "spec.spec.devices")),
+    "claim-template-count-a-word": HostileSnapshot(
+        lambda snap: _first(snap, "ResourceClaimTemplate")["spec"]["spec"]["devices"]["requests"][0].update(
+            count="two"), 2, ("count", "not a device count")),
+    "deployment-claims-an-object": HostileSnapshot(_set("spec.template.spec.resourceClaims", {"a": 1}, "Deployment"),
+                                                   2, ("spec.template.spec.resourceClaims", "not a list")),
 }
 
 #: Snapshot files whose bytes are the problem: (id, (bytes, words the error must contain)).

@@ -371,6 +371,29 @@ def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> tuple[int, int
     return max([cpu, *(i[0] for i in inits)]), max([memory, *(i[1] for i in inits)])
 
 
+def _claim_spec(claim: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    """A claim spec's requests in the shapes the checks read (resource.k8s.io/v1 DeviceRequest)."""
+    requests = _sequence(_mapping(claim.get("devices"), f"{field}.devices").get("requests"), f"{field}.devices.requests")
+    for i, request in enumerate(requests):
+        where = f"{field}.devices.requests[{i}]"
+        request = _mapping(request, where)
+        _text(request.get("name"), f"{where}.name", limit=NAME_MAX)
+        bodies = [(f"{where}.exactly", _mapping(request.get("exactly"), f"{where}.exactly"))]
+        bodies += [(f"{where}.firstAvailable[{j}]", _mapping(sub, f"{where}.firstAvailable[{j}]"))
+                   for j, sub in enumerate(_sequence(request.get("firstAvailable"), f"{where}.firstAvailable"))]
+        for body_field, body in [(where, request), *bodies]:
+            _text(body.get("deviceClassName"), f"{body_field}.deviceClassName", limit=NAME_MAX)
+            _text(body.get("allocationMode"), f"{body_field}.allocationMode", limit=64)
+            count = body.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= INT32_MAX:
+                raise Malformed(f"{body_field}.count", f"{str(count)[:40]!r} is not a device count")
+            for k, selector in enumerate(_sequence(body.get("selectors"), f"{body_field}.selectors")):
+                cel = _mapping(_mapping(selector, f"{body_field}.selectors[{k}]").get("cel"),
+                               f"{body_field}.selectors[{k}].cel")
+                _text(cel.get("expression"), f"{body_field}.selectors[{k}].cel.expression")
+    return claim
+
+
 def _add(view: View, kind: str, item: Mapping[str, Any]) -> None:
     meta = _mapping(item.get("metadata"), "metadata")
     name, namespace = _name(meta, kind)
@@ -406,6 +429,12 @@ def _add(view: View, kind: str, item: Mapping[str, Any]) -> None:
                                          pod_requests(_mapping(template.get("spec"), "spec.template.spec"),
                                                       "spec.template.spec")))
     elif kind == "Deployment":
+        template = _mapping(spec.get("template"), "spec.template")
+        for i, claim in enumerate(_sequence(_mapping(template.get("spec"), "spec.template.spec").get(
+                "resourceClaims"), "spec.template.spec.resourceClaims")):
+            claim = _mapping(claim, f"spec.template.spec.resourceClaims[{i}]")
+            _text(claim.get("resourceClaimTemplateName"),
+                  f"spec.template.spec.resourceClaims[{i}].resourceClaimTemplateName", limit=NAME_MAX)
         replicas = spec.get("replicas", 1)
         if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas <= INT32_MAX:
             raise Malformed("spec.replicas", f"{str(replicas)[:40]!r} is not a replica count (0 to {INT32_MAX}, "
@@ -419,8 +448,9 @@ def _add(view: View, kind: str, item: Mapping[str, Any]) -> None:
                                             f"{MAX_DEVICES_PER_SLICE} per ResourceSlice")
         for i, device in enumerate(devices):
             device = _mapping(device, f"spec.devices[{i}]")
-            _mapping(device.get("attributes"), f"spec.devices[{i}].attributes")
-            _mapping(device.get("capacity"), f"spec.devices[{i}].capacity")
+            for part in ("attributes", "capacity"):
+                for key, value in _mapping(device.get(part), f"spec.devices[{i}].{part}").items():
+                    _mapping(value, f"spec.devices[{i}].{part}[{key!r}]")
         view.slices.append(Slice(name, _text(spec.get("nodeName"), "spec.nodeName", limit=NAME_MAX),
                                  _text(spec.get("driver"), "spec.driver", limit=NAME_MAX), tuple(devices)))
     elif kind == "DeviceClass":
@@ -438,7 +468,7 @@ def _add(view: View, kind: str, item: Mapping[str, Any]) -> None:
             _mapping(result, f"status.allocation.devices.results[{i}]")
         view.claims[(namespace, name)] = Claim(namespace, name, tuple(results))
     elif kind == "ResourceClaimTemplate":
-        view.claim_templates[(namespace, name)] = _mapping(spec.get("spec"), "spec.spec")
+        view.claim_templates[(namespace, name)] = _claim_spec(_mapping(spec.get("spec"), "spec.spec"), "spec.spec")
     elif kind == "Event":
         involved_field = "involvedObject" if item.get("involvedObject") is not None else "regarding"
         involved = _mapping(item.get(involved_field), involved_field)
