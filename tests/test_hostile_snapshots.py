@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 
 import pytest
@@ -15,6 +16,19 @@ from verify.__main__ import main
 @pytest.fixture(scope="module")
 def bases() -> dict[str, dict]:
     return {name: build() for name, build in verify_fixtures.VARIANTS.items()}
+
+
+@pytest.fixture(autouse=True)
+def stack_loaded_once(monkeypatch):
+    """The dev stack is loaded once for the module: each case is about the snapshot, not the stack file."""
+    from verify import stack
+
+    monkeypatch.setattr(stack, "load_stack", _cached_load(stack.load_stack))
+
+
+@functools.cache
+def _cached_load(load):
+    return functools.cache(load)
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_SNAPSHOTS))
