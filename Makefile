@@ -15,6 +15,12 @@ UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 # Local packages installed editable (without dependencies: the lock has them) after the sync: the component
 # library (components/, imported as gpu_fungibility), as another program would install it.
 LOCAL_PACKAGES ?= components
+# What a user passes (make plan STACK=...) is text: make does not expand it ($(shell ...) stays text) and
+# every recipe hands it to the shell single-quoted by q, so STACK='x;{touch,FILE};true' is one argument.
+USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE
+kubeconfig_given := $(filter command line,$(origin KUBECONFIG))
+$(foreach v,$(USER_VARS),$(if $(filter command line environment,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
+q = '$(subst ','\'',$(1))'
 STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
@@ -57,10 +63,10 @@ lock-check: $(UV_DEP)
 	$(PYTHON) tools/lock.py --check --uv $(UV)
 
 plan: venv
-	$(PY) -m offline_plan --stack $(STACK)
+	$(PY) -m offline_plan --stack $(call q,$(STACK))
 
 diff: venv
-	$(PY) -m plan_diff --stack $(STACK) $(if $(BASE),--base $(BASE)) $(if $(JSON),--json)
+	$(PY) -m plan_diff --stack $(call q,$(STACK)) $(if $(BASE),--base $(call q,$(BASE))) $(if $(JSON),--json)
 
 test: venv
 	$(PY) -m pytest -q
@@ -82,24 +88,27 @@ lint: venv $(ZIZMOR_DIR)/bin/zizmor
 	$(ZIZMOR_DIR)/bin/zizmor --quiet --offline --no-progress --min-severity=medium .github/workflows
 
 policy-check: venv
-	$(PY) -m policy_gate $(PLAN) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
+	$(PY) -m policy_gate $(call q,$(PLAN)) $(if $(POLICY_CONFIG),--policy-config $(call q,$(POLICY_CONFIG)))
 
 simulate: venv
-	$(PY) -m simulator --stack $(STACK) --replicas $(REPLICAS) \
-		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
+	$(PY) -m simulator --stack $(call q,$(STACK)) --replicas $(call q,$(REPLICAS)) \
+		$(if $(WORKLOAD),--workload $(call q,$(WORKLOAD))) $(if $(STOCKOUT),--stockout $(call q,$(STOCKOUT))) $(if $(JSON),--json)
 
 preflight: venv
-	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(DEADLINE))
+	$(PY) -m preflight --stack $(call q,$(STACK)) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(call q,$(DEADLINE)))
 
-# KUBECONFIG, when set, is passed as --kubeconfig; otherwise verify asks the stack's output (pulumi CLI).
+# KUBECONFIG=file on the command line is passed as --kubeconfig; an exported KUBECONFIG (a list, as kubectl
+# reads it) is read by verify itself; otherwise verify asks the stack's output (pulumi CLI).
 verify: venv
-	$(PY) -m verify --stack $(STACK) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
-		$(if $(KUBECONFIG),--kubeconfig $(KUBECONFIG)) $(if $(JSON),--json)
+	$(PY) -m verify --stack $(call q,$(STACK)) $(if $(SNAPSHOT),--snapshot $(call q,$(SNAPSHOT))) \
+		$(if $(kubeconfig_given),--kubeconfig $(call q,$(KUBECONFIG))) $(if $(JSON),--json)
 
 bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
 	$(PY) bench/bench_diff.py
+	$(PY) bench/bench_verify.py
+	$(PY) bench/bench_simulator_replicas.py
 
 bench-setup: venv
 	$(PY) bench/bench_setup.py

@@ -112,7 +112,12 @@ def cluster_issues(args: AksClusterArgs) -> Issues:
         if zone not in ("1", "2", "3"):
             issues.append((f"zones[{i}]", f"{zone!r} is not an Azure availability zone (\"1\", \"2\" or \"3\")"))
     issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "Azure region")
-    return issues + rules.system_pool_issues(args.get("system_pool") or {}, "system_pool")
+    system_pool = args.get("system_pool") or {}
+    issues += rules.resource_group_name_issues(args.get("resource_group_name"), "resource_group_name")
+    issues += rules.aks_pool_limit_issues(system_pool, "system_pool.")
+    if "vm_size" in system_pool:
+        issues += rules.aks_vm_size_issues(system_pool["vm_size"], "system_pool.vm_size")
+    return issues + rules.system_pool_issues(system_pool, "system_pool")
 
 
 def dns_service_ip(service_cidr: str) -> str:

@@ -6,12 +6,15 @@ and bounded memory, never a ``RecursionError``, ``UnicodeDecodeError`` or ``Memo
 
 - size: the file is read up to ``max_bytes`` + 1 bytes and refused past that; only regular files are
   opened (a FIFO or ``/dev/zero`` would block or never end);
-- encoding: UTF-8 (a BOM is accepted), no NUL bytes (a binary file);
+- encoding: UTF-8 (a BOM is accepted), no NUL bytes (a binary file); UTF-16 and UTF-32 text (what
+  PowerShell's ``>`` writes) is named as such, with how to convert it;
 - depth: collections nested deeper than ``max_depth`` are refused while parsing, before Python's
   recursion limit is reached;
 - YAML aliases: the document's size with every alias expanded (an "alias bomb": a few lines that
   expand to billions of values once anything walks them) is counted while composing and refused past
-  ``max_nodes``; an anchor that refers to itself is refused.
+  ``max_nodes``; an anchor that refers to itself is refused;
+- YAML duplicate keys: a key written twice in one mapping is refused naming both lines (PyYAML would keep
+  the last one silently; YAML 1.2 requires unique keys).
 """
 
 from __future__ import annotations
@@ -90,12 +93,37 @@ def read_text(path: Path | str, limits: Limits) -> str:
         raise InputFileError(path, f"cannot be read ({exc.strerror or exc})") from None
     if len(data) > limits.max_bytes:
         raise InputFileError(path, f"is larger than {limits.describe_bytes()}")
+    wide = wide_encoding(data)
+    if wide:
+        raise InputFileError(path, f"is {wide} text, not UTF-8 (PowerShell's `>` and `Out-File` write UTF-16); "
+                                   "save it as UTF-8, e.g. `Out-File -Encoding utf8` or `iconv -f "
+                                   f"{wide.split()[0]} -t UTF-8`")
     if NUL in data:
         raise InputFileError(path, f"is a binary file (a NUL byte at offset {data.index(NUL)}), not text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFileError(path, f"is not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """``"UTF-16LE"`` (etc.) when ``data`` is UTF-16 or UTF-32 text, by its byte order mark or, without one,
+    by ASCII text with a NUL after (or before) every character; None otherwise."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    sample = data[:512]
+    if len(sample) >= 4 and len(sample) % 2 == 0:
+        odd, even = sample[1::2], sample[0::2]
+        if odd.count(0) == len(odd) and 0 not in even:
+            return "UTF-16LE (without a byte order mark)"
+        if even.count(0) == len(even) and 0 not in odd:
+            return "UTF-16BE (without a byte order mark)"
+    return None
 
 
 # ---- JSON --------------------------------------------------------------------------------------------
@@ -121,22 +149,20 @@ def parse_json(text: str, path: Path | str, limits: Limits) -> Any:
 
 
 def nesting_depth(value: Any, stop_after: int) -> int:
-    """How deep lists and mappings nest in ``value`` (iterative; stops counting past ``stop_after``)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    seen: set[int] = set()
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, (dict, list, tuple)):
-            continue
+    """How deep lists and mappings nest in ``value`` (level by level, no recursion; stops counting past
+    ``stop_after``, so a structure that refers to itself counts as too deep)."""
+    containers = (dict, list, tuple)
+    level = [value] if isinstance(value, containers) else []
+    depth = 0
+    while level:
         depth += 1
-        deepest = max(deepest, depth)
-        if deepest > stop_after or id(node) in seen:
-            return max(deepest, stop_after + 1) if id(node) in seen else deepest
-        seen.add(id(node))
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth) for child in children)
-    return deepest
+        if depth > stop_after:
+            return depth
+        below: list[Any] = []
+        for node in level:
+            below += [c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, containers)]
+        level = below
+    return depth
 
 
 # ---- YAML --------------------------------------------------------------------------------------------
@@ -167,9 +193,11 @@ def parse_yaml(text: str, path: Path | str, limits: Limits) -> Any:
 
 
 def _check_events(events: Any, path: Path | str, limits: Limits) -> None:
-    """Refuse collections nested past ``max_depth`` and documents larger than ``max_nodes`` values once
-    every alias is expanded (each anchor's expanded size is counted once and reused), and cycles."""
-    open_collections: list[list[Any]] = []  # [expanded size so far, anchor]
+    """Refuse collections nested past ``max_depth``, documents larger than ``max_nodes`` values once
+    every alias is expanded (each anchor's expanded size is counted once and reused), cycles, and a
+    mapping key written twice (YAML 1.2 requires keys to be unique; PyYAML would keep the last silently)."""
+    # one entry per open collection: [expanded size so far, anchor, keys seen (None in a sequence), children]
+    open_collections: list[list[Any]] = []
     expanded: dict[str, int | None] = {}  # anchor -> expanded size (None while its collection is open)
     total = 0
 
@@ -189,23 +217,42 @@ def _check_events(events: Any, path: Path | str, limits: Limits) -> None:
             raise refuse(f"expands to more than {limits.max_nodes} values once its aliases (*name) are "
                          "expanded; write the values out or use fewer aliases", mark)
 
+    def child(event: Any) -> None:
+        """Count a child of the open collection; a mapping's even children are its keys."""
+        if not open_collections:
+            return
+        parent = open_collections[-1]
+        keys, index = parent[2], parent[3]
+        parent[3] += 1
+        if keys is None or index % 2 or not isinstance(event, ScalarEvent) or event.value == "<<":
+            return
+        key = (event.value, event.tag, event.style is None)
+        line = event.start_mark.line + 1 if event.start_mark is not None else 0
+        if key in keys:
+            raise refuse(f"the key {event.value!r} is written twice in one mapping (lines {keys[key]} and {line}); "
+                         "YAML keeps only one of them: remove or merge the other", event.start_mark)
+        keys[key] = line
+
     for event in events:
         if isinstance(event, (SequenceStartEvent, MappingStartEvent)):
             if len(open_collections) >= limits.max_depth:
                 raise refuse(f"nested too deep (more than {limits.max_depth} levels)", event.start_mark)
-            open_collections.append([1, event.anchor])
+            child(event)
+            open_collections.append([1, event.anchor, {} if isinstance(event, MappingStartEvent) else None, 0])
             if event.anchor:
                 expanded[event.anchor] = None
         elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
-            size, anchor = open_collections.pop()
+            size, anchor, _keys, _children = open_collections.pop()
             if anchor:
                 expanded[anchor] = size
             add(size, event.start_mark)
         elif isinstance(event, ScalarEvent):
+            child(event)
             if event.anchor:
                 expanded[event.anchor] = 1
             add(1, event.start_mark)
         elif isinstance(event, AliasEvent):
+            child(event)
             if event.anchor in expanded and expanded[event.anchor] is None:
                 raise refuse(f"the alias *{event.anchor} refers to the collection it is inside (a cycle)",
                              event.start_mark)

@@ -27,6 +27,7 @@ from typing import Any
 from offline_plan import comment_size, planjson, summary
 from offline_plan import manifests as manifest_mod
 from offline_plan.run import ROOT, PlanRun, run_stack_file
+from output_files import OutputError, check_path, write_text
 from stacks.loader import ConfigError
 from stacks.stack_files import StackNameError, output_dir, stack_name_argument
 
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out_root = Path(args.out)
         out_dir = output_dir(args.stack, out_root)
-    except StackNameError as exc:
+    except (StackNameError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -61,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             return write_plan(run, out_dir, policy=not args.no_policy,
                               simulate=not args.no_simulate, pack=pack)
+    except OutputError as exc:
+        print(f"error: the plan's outputs could not be written: {exc}", file=sys.stderr)
+        try:
+            set_aside_stale(out_root, args.stack, f"its outputs could not be written: {exc}")
+        except (OSError, OutputError, StackNameError):
+            pass
+        return 2
     except (Exception, KeyboardInterrupt) as exc:
         set_aside_stale(out_root, args.stack, f"the plan stopped with {type(exc).__name__}: {exc}")
         raise
@@ -81,10 +89,13 @@ def set_aside_stale(out_root: Path, stack: str, reason: str) -> None:
     shutil.rmtree(failed, ignore_errors=True)
     out_dir.rename(failed)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    (failed / "FAILED").write_text(
-        f"The plan of stack `{out_dir.name}` failed at {when}: {reason}\n"
-        "The files in this folder are from the plan before it; they do not describe the current "
-        "code or config.\n")
+    try:
+        write_text(failed / "FAILED",
+                   f"The plan of stack `{out_dir.name}` failed at {when}: {reason}\n"
+                   "The files in this folder are from the plan before it; they do not describe the current "
+                   "code or config.\n", root=out_dir.parent)
+    except OutputError as exc:
+        print(f"note: the earlier outputs are in {failed}, without a FAILED note ({exc})", file=sys.stderr)
 
 
 class EarlyPack:
@@ -138,6 +149,9 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         gate_future = (background.submit(_run_gate, document, pack)
                        if policy and _available("policy_gate") else None)
         version = run.config.cluster.minor_version
+        schema_note = manifest_mod.schema_version_note(version)
+        if schema_note:
+            print(f"warning: {schema_note}", file=sys.stderr)
         schema = [manifest_mod.validate(m, version) for m in found]
         sections: list[tuple[str, str]] = []
         if simulate and _available("simulator") and run.config.workloads:
@@ -152,18 +166,21 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         print(f"schema: {result.filename}: {result.detail}", file=sys.stderr)
     exit_code = max(1 if invalid else 0, gate_code)
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    root = out_dir.parent
     try:
-        (staging / "manifests").mkdir()
-        (staging / "plan.json").write_text(planjson.dumps(document))
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=root))
+    except OSError as exc:
+        raise OutputError(root, f"cannot hold a new plan ({exc.strerror or exc})") from None
+    try:
+        write_text(staging / "plan.json", planjson.dumps(document), root=root)
         for m in found:
-            (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
+            write_text(staging / "manifests" / m.filename, manifest_mod.to_yaml(m.obj), root=root)
         report = summary.render(run, objects, schema, sections)
         if comment_size.was_cut(report):
             print(f"note: summary.md is cut to GitHub's {comment_size.GITHUB_COMMENT_LIMIT:,}-character comment limit",
                   file=sys.stderr)
-        (staging / "summary.md").write_text(report)
+        write_text(staging / "summary.md", report, root=root)
         _swap_in(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -180,13 +197,24 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
 
 
 def _swap_in(staging: Path, out_dir: Path) -> None:
-    """Replace ``out_dir`` by the complete ``staging`` folder (same file system: two renames)."""
+    """Replace ``out_dir`` by the complete ``staging`` folder (same file system: two renames).
+
+    ``out_dir`` is checked again here (no symbolic link or file planted since the run began); when the
+    second rename fails, the earlier outputs are put back."""
+    check_path(out_dir / "plan.json", out_dir.parent)
     retired = None
-    if out_dir.exists():
-        retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.previous-", dir=out_dir.parent))
-        out_dir.rename(retired / out_dir.name)
     try:
-        staging.rename(out_dir)
+        if out_dir.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.previous-", dir=out_dir.parent))
+            out_dir.rename(retired / out_dir.name)
+        try:
+            staging.rename(out_dir)
+        except OSError:
+            if retired is not None:
+                (retired / out_dir.name).rename(out_dir)
+            raise
+    except OSError as exc:
+        raise OutputError(out_dir, f"cannot be replaced by the new plan ({exc.strerror or exc})") from None
     finally:
         if retired is not None:
             shutil.rmtree(retired, ignore_errors=True)

@@ -117,6 +117,36 @@ COMPUTE_CLASS_SCHEMA = {
 PROJECT_SCHEMAS = {("cloud.google.com/v1", "ComputeClass"): COMPUTE_CLASS_SCHEMA}
 
 
+def schema_version_note(kubernetes_version: str) -> str | None:
+    """Why the manifests are validated against an older minor's schemas than the cluster's, or None.
+
+    kubernetes-validate ships the schemas of the minors released before it; a cluster minor newer than
+    those (1.38 the day clusters offer it) is validated against the newest schemas it has, and said so,
+    rather than left unvalidated or ending the plan."""
+    from kubernetes_validate import utils
+
+    latest = utils.major_minor(utils.latest_version())
+    if _minor(kubernetes_version) <= _minor(latest):
+        return None
+    return (f"kubernetesVersion {kubernetes_version} is newer than the schemas kubernetes-validate "
+            f"{_package_version()} ships (up to {latest}): the manifests are validated against {latest}'s; "
+            "fields new in the cluster's version are reported as unknown")
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = (re.findall(r"\d+", version) + ["0", "0"])[:2]
+    return int(major), int(minor)
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kubernetes-validate")
+    except PackageNotFoundError:
+        return "(unknown version)"
+
+
 @functools.cache
 def _strict_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
     """kubernetes-validate's strict schema for one kind, compiled once per run.
@@ -127,17 +157,15 @@ def _strict_validator(kubernetes_version: str, api_version: str, kind: str) -> A
     from kubernetes_validate import utils
     from referencing import Registry, Resource
 
-    wanted = utils.major_minor(kubernetes_version)
-    if wanted > utils.latest_version():
-        raise kubernetes_validate.VersionNotSupportedError(version=wanted)
-    version = [v for v in utils.all_versions() if utils.major_minor(v) <= wanted][-1]
+    wanted = min(_minor(kubernetes_version), _minor(utils.latest_version()))
+    version = [v for v in utils.all_versions() if _minor(v) <= wanted][-1]
     group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     folder = f"kubernetes-json-schema/v{version}-local-strict"
     try:
-        schema = utils.schema_contents(f"{folder}/{kind.lower()}-{group}.json", kubernetes_version)
+        schema = utils.schema_contents(f"{folder}/{kind.lower()}-{group}.json", version)
     except FileNotFoundError:
-        raise kubernetes_validate.SchemaNotFoundError(version=wanted, kind=kind, api_version=api_version) from None
-    definitions = utils.schema_contents(f"{folder}/_definitions.json", kubernetes_version)
+        raise kubernetes_validate.SchemaNotFoundError(version=version, kind=kind, api_version=api_version) from None
+    definitions = utils.schema_contents(f"{folder}/_definitions.json", version)
     registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 

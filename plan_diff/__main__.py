@@ -11,11 +11,13 @@ which side) or there is no stack file on either side.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 
 from offline_plan.comment_size import fit_comment
+from output_files import OutputError, write_text
 from plan_diff import render
 from plan_diff.compare import compare
 from plan_diff.planning import DiffError, Interrupted, plan_both
@@ -35,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     project = Path(args.project).resolve()
     try:
         out_dir = output_dir(args.stack, Path(args.out or project / "build"))
-    except StackNameError as exc:
+    except (StackNameError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -57,10 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         meta.notes.append(f"{diff.uncompared_secrets} secret value(s) could not be compared: a plan made by code "
                           "older than the offline diff carries no secret digests")
     document = render.preview_json(diff, meta)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "diff.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    (out_dir / "diff.md").write_text(fit_comment(render.markdown(diff, meta), "diff.json beside this file holds "
-                                                                              "every change."))
+    try:
+        write_text(out_dir / "diff.json", json.dumps(document, indent=2, sort_keys=True) + "\n", root=out_dir.parent)
+        write_text(out_dir / "diff.md", fit_comment(render.markdown(diff, meta), "diff.json beside this file holds "
+                                                                                "every change."), root=out_dir.parent)
+    except OutputError as exc:
+        for stale in ("diff.md", "diff.json"):  # never one new file beside an old one
+            with contextlib.suppress(OSError):
+                (out_dir / stale).unlink(missing_ok=True)
+        print(f"error: the diff could not be written: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(document, indent=2, sort_keys=True))
     else:

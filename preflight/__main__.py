@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from preflight.calls import CallError, CallPolicy, Calls, first_line
+from preflight.calls import CallError, CallPolicy, Calls, first_line, seconds_argument
 
 EXIT_OK, EXIT_NOT_SERVED, EXIT_CANNOT_CHECK = 0, 1, 2
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,10 +57,10 @@ def main(argv: list[str] | None = None, *, policy: CallPolicy | None = None) -> 
                         help="stack name: checks Pulumi.<stack>.yaml")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
-    parser.add_argument("--deadline", type=_seconds, default=CallPolicy.run_seconds, metavar="SECONDS",
+    parser.add_argument("--deadline", type=seconds_argument, default=CallPolicy.run_seconds, metavar="SECONDS",
                         help="stop calling the cloud after this long and report what was checked "
                              f"(default {CallPolicy.run_seconds:g})")
-    parser.add_argument("--call-timeout", type=_seconds, default=CallPolicy.call_seconds, metavar="SECONDS",
+    parser.add_argument("--call-timeout", type=seconds_argument, default=CallPolicy.call_seconds, metavar="SECONDS",
                         help=f"give up on one call attempt after this long (default {CallPolicy.call_seconds:g})")
     args = parser.parse_args(argv)
     if policy is None:
@@ -83,16 +83,6 @@ def _run(args: argparse.Namespace, policy: CallPolicy) -> int:
                "eks": lambda: _run_eks(args, cfg, Calls(policy)),
                "aks": lambda: _run_aks(args, cfg, other_config, Calls(policy))}
     return runners[clouds.profile(cfg.cluster.cloud).name]()
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 3600 seconds")
-    return value
 
 
 def _run_gke(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any], calls: Calls) -> int:
@@ -204,6 +194,8 @@ def _run_aks(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any], c
                      "(`pulumi config set azure-native:subscriptionId <id>`) or export AZURE_SUBSCRIPTION_ID")
     region = cfg.cluster.location
     try:
+        azure_api.check_subscription(subscription)
+        azure_api.endpoint_of(os.environ.get(azure_api.ENDPOINT_ENV))  # before any token is asked for
         token = azure_api.access_token(azure_api.default_credential(), max(calls.remaining(), 0.001))
         client = azure_api.ArmClient(subscription, token, calls)
         checks, quotas = aks.check_aks(cfg, client)

@@ -96,6 +96,11 @@ def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]] | CallError, reg
         check.failures.append(f"{check.vm_size} is not offered in {region}")
         return
     check.vcpus = int(float(_capability(sku, "vCPUs") or 0))
+    if check.vcpus <= 0:  # a SKU without a vCPU count: the catalog's, or the quotas stay unchecked (never SERVED)
+        shape = catalog.aks_vm_size_shape(check.vm_size)
+        check.vcpus = shape.vcpus if shape else 0
+        check.warnings.append(f"the SKU list gives {check.vm_size} no vCPU count; "
+                              + (f"the catalog's {check.vcpus} is used" if check.vcpus else "its quotas are not checked"))
     check.family = str(sku.get("family") or "")
     offered, restricted, regional = _zones_of(sku, region)
     if regional:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -109,14 +110,50 @@ def arm_error(body: bytes) -> tuple[str, str]:
     return str(error.get("code", "")), str(error.get("message", ""))
 
 
+#: A subscription ID is a GUID (learn.microsoft.com/azure/azure-portal/get-subscription-tenant-id).
+SUBSCRIPTION_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def check_subscription(value: str) -> str:
+    """``value`` when it is a subscription ID; CannotCheck naming the mistake (a name given for the ID)."""
+    if not SUBSCRIPTION_ID.fullmatch(value):
+        raise CannotCheck(f"preflight: Azure subscription {value[:80]!r} is not a subscription ID (a GUID such as "
+                          "00000000-0000-0000-0000-000000000000); a subscription's name is not accepted: "
+                          f"`az account show --subscription \"{value[:80]}\" --query id -o tsv` prints its ID")
+    return value
+
+
+def endpoint_of(value: str | None) -> str:
+    """The Resource Manager endpoint: ``https://host[:port]`` (``http`` only for a fake on this machine);
+    CannotCheck naming :data:`ENDPOINT_ENV` otherwise: the bearer token goes nowhere else."""
+    text = (value or "").strip() or DEFAULT_ENDPOINT
+    parsed = urllib.parse.urlparse(text)
+    loopback = parsed.hostname in _LOOPBACK
+    if parsed.scheme not in ("https", "http") or (parsed.scheme == "http" and not loopback) or not parsed.hostname \
+            or parsed.username or parsed.password or parsed.query or parsed.fragment or parsed.path.strip("/"):
+        raise CannotCheck(f"preflight: {ENDPOINT_ENV}={text[:120]!r} is not a Resource Manager endpoint: give "
+                          "https://<host>[:port] (such as https://management.usgovcloudapi.net), or unset it")
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def same_origin(url: str, endpoint: str) -> bool:
+    """Whether ``url`` goes to ``endpoint``'s scheme, host and port (where the token may be sent)."""
+    a, b = urllib.parse.urlparse(url), urllib.parse.urlparse(endpoint)
+    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+
+
 class ArmClient:
-    """The two Resource Manager reads for one subscription; every page is one call of :class:`Calls`."""
+    """The two Resource Manager reads for one subscription; every page is one call of :class:`Calls`.
+
+    The bearer token is sent to :attr:`endpoint` only: a ``nextLink`` to another host, or over plain http, is
+    a malformed answer, never followed."""
 
     def __init__(self, subscription: str, token: str, calls: Calls, endpoint: str | None = None):
-        self.subscription = subscription
+        self.subscription = check_subscription(subscription)
         self.token = token
         self.calls_layer = calls
-        self.endpoint = (endpoint or os.environ.get(ENDPOINT_ENV, "").strip() or DEFAULT_ENDPOINT).rstrip("/")
+        self.endpoint = endpoint_of(endpoint or os.environ.get(ENDPOINT_ENV))
         self.calls = 0
 
     def skus(self, region: str) -> list[dict[str, Any]]:
@@ -147,6 +184,9 @@ class ArmClient:
                 link = answer.get("nextLink") or ""
                 if not isinstance(link, str):
                     raise TypeError(f"nextLink is a {type(link).__name__}, not a link")
+                if link and not same_origin(link, self.endpoint):
+                    raise ValueError(f"nextLink {link[:120]!r} leaves {self.endpoint}; the access token is sent "
+                                     "there only, so the link is not followed")
                 return [p for p in parsed if p is not None], link
 
             name = call if page == 1 else f"{call} (page {page})"

@@ -197,6 +197,25 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: The longest ``--deadline`` / ``--call-timeout`` a command takes, in seconds.
+MAX_SECONDS = 3600.0
+
+
+def seconds_argument(text: str) -> float:
+    """``argparse`` type for ``--deadline`` and ``--call-timeout``: a finite number of seconds in
+    (0, :data:`MAX_SECONDS`]; ``nan``, ``inf``, ``0``, ``-1`` or a word is a usage error (exit 2)."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and {MAX_SECONDS:g} seconds")
+    return value
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc.args[0]) if exc.args else str(exc)
     return (text.splitlines() or [type(exc).__name__])[0][:300]

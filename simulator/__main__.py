@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import sys
@@ -19,6 +20,10 @@ from simulator.engine import SimulationError, simulate
 from simulator.render import render_table, to_json
 from simulator.workloads import pod_specs
 from stacks.stack_files import stack_name_argument
+
+#: The most replicas ``--replicas`` places per workload: a million fits in bounded time and memory
+#: (bench/bench_simulator.py prints both); more is refused up front instead of ending in a MemoryError.
+MAX_REPLICAS = 1_000_000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         args.replicas = int(count)
+        if args.replicas > MAX_REPLICAS:
+            print(f"error: --replicas {args.replicas} is more than the simulator places ({MAX_REPLICAS:,} per "
+                  "workload)", file=sys.stderr)
+            return 2
     from offline_plan.manifests import kubernetes_objects
     from offline_plan.run import run_stack_file
     from stacks.loader import ConfigError
@@ -77,11 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         replicas = {name: args.replicas for name in targets}
     stockout = {p.strip() for p in args.stockout.split(",") if p.strip()}
     reclaim = [p.strip() for p in args.reclaim.split(",") if p.strip()]
+    collecting = gc.isenabled()
+    gc.disable()  # the placements only grow until the end: collecting them over and over costs half the time
     try:
         result = simulate(cfg, objects, replicas=replicas, stockout=stockout, reclaim=reclaim)
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if collecting:
+            gc.enable()
     if args.json:
         print(json.dumps(to_json(result), indent=2))
     else:

@@ -521,7 +521,9 @@ def aks_device_plugin(cfg: StackConfig) -> Planned:
 
 
 def aks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
-    planned: list[Callable[[], Planned]] = [lambda: aks_network(cfg), lambda: aks_cluster(cfg)]
+    # the cluster is checked with the resource group's name: the configured one, or the one the stack builds
+    planned: list[Callable[[], Planned]] = [lambda: aks_network(cfg),
+                                            lambda: aks_cluster(cfg, resource_group=resource_group_name(cfg))]
     planned += [lambda p=p: aks_pool(cfg, p) for p in cfg.node_pools]
     if device_plugin_pools(cfg):
         planned.append(lambda: aks_device_plugin(cfg))

@@ -35,15 +35,18 @@ def check_stack_name(name: str) -> str:
 
 
 def output_dir(name: str, out_root: Path) -> Path:
-    """``out_root/<name>``, resolved; raises StackNameError unless it lies strictly inside ``out_root``."""
+    """``out_root/<name>`` (``out_root`` resolved); raises StackNameError unless it lies strictly inside
+    ``out_root``, and :class:`output_files.OutputError` when ``out_root`` is a file or ``<name>`` or
+    ``<name>.failed`` is a symbolic link or a file (a command would write or move outputs through it)."""
+    from output_files import check_path, check_root
+
     check_stack_name(name)
-    root = Path(out_root).resolve()
-    folder = (root / name).resolve()
-    if folder == root or root not in folder.parents:
-        raise StackNameError(f"the outputs of stack {name!r} would go to {folder}, outside {root}")
-    for sibling in (folder.with_name(folder.name + ".failed"),):
-        if sibling.is_symlink():
-            raise StackNameError(f"{sibling} is a symbolic link; remove it (outputs stay inside {root})")
+    root = check_root(Path(out_root).resolve())
+    folder = root / name
+    for path in (folder, folder.with_name(folder.name + ".failed")):
+        check_path(path / "x", root)  # neither the folder nor anything on its way is a link or a file
+    if folder.resolve().parent != root:
+        raise StackNameError(f"the outputs of stack {name!r} would go to {folder.resolve()}, outside {root}")
     return folder
 
 

@@ -28,7 +28,9 @@ PATHS = {
 
 class FakeApi:
     def __init__(self, snapshot: dict[str, Any], *, forbidden: tuple[str, ...] = (), unauthorized: bool = False,
-                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0, dra_served: bool = True):
+                 delay: float = 0.0, refusals: tuple[int, ...] = (), trickle: float = 0.0,
+                 raw: dict[str, Any] | None = None, dra_served: bool = True):
+        self.raw = raw or {}  # path -> handler(BaseHTTPRequestHandler) writing its own answer (hostile ones)
         self.dra_served = dra_served  # whether the resource.k8s.io/v1 group is served at all
         self.delay = delay  # seconds before every answer (a slow server)
         self.refusals = refusals  # statuses answered, in turn, to the first requests of every path (429, 503)
@@ -111,6 +113,11 @@ class FakeApi:
                                 "try again later")
         if handler.command != "GET":
             return self._status(handler, 405, "MethodNotAllowed", "read-only fake")
+        if url.path in self.raw:
+            try:
+                return self.raw[url.path](handler)
+            except (BrokenPipeError, ConnectionResetError):
+                return None
         if url.path == "/apis/resource.k8s.io/v1" and self.dra_served:
             return self._send(handler, 200, {"kind": "APIResourceList", "apiVersion": "v1",
                                              "groupVersion": "resource.k8s.io/v1", "resources": []})

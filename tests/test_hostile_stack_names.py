@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from offline_plan.__main__ import set_aside_stale
+from output_files import OutputError
 from stacks.stack_files import StackNameError, build_dir, check_stack_name, output_dir
 from tests.hostile_inputs import HOSTILE_STACK_NAMES, STACK_COMMANDS
 
@@ -76,7 +77,7 @@ def test_set_aside_moves_only_the_stack_folder(project):
 
 def test_build_dir_refuses_a_symlink_out_of_build(project):
     (project / "build" / "linked").symlink_to(project.parent / "x", target_is_directory=True)
-    with pytest.raises(StackNameError, match="outside"):
+    with pytest.raises(OutputError, match="is a symbolic link"):
         build_dir("linked", project)
     assert build_dir("dev", project) == (project / "build" / "dev").resolve()
 

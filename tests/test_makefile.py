@@ -34,3 +34,30 @@ def test_help_names_every_variable_the_commands_read(help_text):
     assert user_facing, "the targets read STACK, PLAN, ..."
     missing = {v for v in user_facing if f"{v}=" not in help_text}
     assert not missing, f"make help does not mention {missing}"
+
+
+#: (target, variable): every value a user passes reaches the command as one argument, never as shell code.
+QUOTED = [("plan", "STACK"), ("diff", "STACK"), ("diff", "BASE"), ("simulate", "STACK"), ("simulate", "REPLICAS"),
+          ("simulate", "WORKLOAD"), ("preflight", "STACK"), ("preflight", "DEADLINE"), ("verify", "STACK"),
+          ("verify", "SNAPSHOT"), ("verify", "KUBECONFIG"), ("policy-check", "PLAN"),
+          ("policy-check", "POLICY_CONFIG")]
+
+
+@pytest.mark.parametrize("target, variable", QUOTED, ids=[f"{t}-{v}" for t, v in QUOTED])
+@pytest.mark.parametrize("shape", ["brace-expansion", "make-function", "backquote"])
+def test_make_passes_values_to_the_shell_quoted(target, variable, shape, tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    planted = tmp_path / "FILE"
+    value = {"brace-expansion": f"x;{{touch,{planted}}};true",
+             "make-function": f"$(shell touch {planted})",
+             "backquote": f"x`touch {planted}`'$$(touch {planted})'"}[shape]
+    dry = subprocess.run(["make", "-n", target, f"{variable}={value}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert not planted.exists(), f"make ran {variable}'s value while reading the Makefile"
+    commands = [line for line in dry.stdout.splitlines() if " -m " in line]
+    assert commands, dry.stdout + dry.stderr
+    for command in commands:  # the recipe as make hands it to the shell, with the command itself made harmless
+        subprocess.run(["bash", "-c", "set -- ; " + command.replace(".venv/bin/python", "true", 1)],
+                       cwd=tmp_path, capture_output=True, timeout=60)
+    assert not planted.exists(), f"`make {target} {variable}=...` ran shell code from the value"

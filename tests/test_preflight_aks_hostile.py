@@ -159,3 +159,49 @@ def test_json_lists_the_unanswered_calls(fake, capsys):
     assert report["exit_code"] == 0 and len(report["unanswered_calls"]) == 1
     assert report["unanswered_calls"][0].startswith(f"{USAGES_CALL}: permission denied (403 AuthorizationFailed")
     assert report["unanswered_calls"][0].endswith("(needs Microsoft.Compute/locations/usages/read)")
+
+
+# ---- credentials stay with their host; figures that say nothing are not "served" ----------------------------
+
+
+def test_a_next_link_to_another_host_is_not_followed(fake, capsys):
+    page = {"value": fake.usages[:1], "nextLink": "https://attacker.example/steal?x=1"}
+    fake.script(USAGES_PATH, Reply(200, json.dumps(page).encode()))
+    code, out, err = run(capsys)
+    assert "leaves http://127.0.0.1" in out and "not followed" in out
+    assert not any("attacker" in path for path in fake.requests)
+
+
+def test_a_next_link_over_plain_http_is_not_followed(fake, capsys):
+    link = fake.url.replace("http://", "https://") + "/subscriptions/x"  # another scheme: another origin
+    fake.script(USAGES_PATH, Reply(200, json.dumps({"value": [], "nextLink": link}).encode()))
+    _, out, _ = run(capsys)
+    assert "not followed" in out
+
+
+@pytest.mark.parametrize("endpoint", ["http://management.azure.com", "ftp://x", "https://user:pw@host",
+                                      "https://host/path", "not a url"])
+def test_an_endpoint_that_is_not_https_is_named(fake, capsys, monkeypatch, endpoint):
+    monkeypatch.setenv(azure_api.ENDPOINT_ENV, endpoint)
+    code, out, err = run(capsys)
+    assert code == 2 and azure_api.ENDPOINT_ENV in err and "is not a Resource Manager endpoint" in err
+    assert fake.requests == []
+
+
+def test_a_subscription_name_for_its_id_is_named(fake, capsys, monkeypatch):
+    monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", "Pay-As-You-Go")
+    code, _, err = run(capsys)
+    assert code == 2 and "'Pay-As-You-Go' is not a subscription ID" in err and "az account show" in err
+    assert fake.requests == []
+
+
+def test_zero_vcpus_in_the_sku_list_is_never_served(fake, capsys):
+    for entry in fake.skus:
+        for cap in entry["capabilities"]:
+            if cap["name"] == "vCPUs":
+                cap["value"] = "0"
+    fake.usages[:] = [usage("cores", 0), usage("standardNCADSA100v4Family", 0), usage("standardNCASv3_T4Family", 0),
+                      usage("lowPriorityCores", 0)]
+    code, out, _ = run(capsys)
+    assert code == 1 and "SERVED" not in set(verdicts(out).values()), out
+    assert "no vCPU count" in out

@@ -14,6 +14,7 @@ import contextlib
 import copy
 import functools
 import io
+import zlib
 from typing import Any
 
 from gpu_fungibility import catalog, clouds, sizing
@@ -92,7 +93,7 @@ def _daemon(ds: str, namespace: str, labels: dict[str, str], room: tuple[int, in
 def plugin_pod(kind: str, node: str) -> dict[str, Any]:
     """A plugin pod on ``node`` with its chart's labels: ``nvidia-dra``, ``tpu-dra``, ``device-plugin``, ``gke``."""
     room = sizing.DAEMON_SET_ROOM
-    suffix = node.rsplit("-", 1)[-1]
+    suffix = _pod_suffix(node)
     if kind == "nvidia-dra":
         labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
                   "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
@@ -115,13 +116,18 @@ def plugin_pod(kind: str, node: str) -> dict[str, Any]:
 
 def _system_pods(node: str) -> list[dict[str, Any]]:
     """GKE's per-node pods (kube-proxy is a static pod, owned by the Node)."""
-    suffix = node.rsplit("-", 1)[-1]
+    suffix = _pod_suffix(node)
     return [pod("kube-system", f"fluentbit-gke-{suffix}", node, {"k8s-app": "fluentbit-gke"},
                 ("DaemonSet", "fluentbit-gke"), {"cpu": "100m", "memory": "200Mi"}),
             pod("kube-system", f"gke-metrics-agent-{suffix}", node, {"k8s-app": "gke-metrics-agent"},
                 ("DaemonSet", "gke-metrics-agent"), {"cpu": "8m", "memory": "110Mi"}),
             pod("kube-system", f"pdcsi-node-{suffix}", node, {"k8s-app": "gcp-compute-persistent-disk-csi-driver"},
                 ("DaemonSet", "pdcsi-node"), {"cpu": "15m", "memory": "20Mi"})]
+
+
+def _pod_suffix(node: str) -> str:
+    """A DaemonSet pod's name suffix, unique per node (as the controller's random suffix is in a real cluster)."""
+    return f"{zlib.crc32(node.encode()):08x}"[-5:]
 
 
 def snapshot(stack: str = STACK) -> dict[str, Any]:

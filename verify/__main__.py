@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import os
@@ -29,29 +30,38 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _parser() -> argparse.ArgumentParser:
+    from preflight.calls import seconds_argument
+    from stacks.stack_files import stack_name_argument
+
     parser = argparse.ArgumentParser(prog="make verify", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="stack name: checks against Pulumi.<stack>.yaml")
+    parser.add_argument("--stack", required=True, type=stack_name_argument, help="stack name: checks against Pulumi.<stack>.yaml")
     parser.add_argument("--stack-dir", default=str(ROOT), help="folder holding Pulumi.<stack>.yaml")
     parser.add_argument("--snapshot", help="read this `kubectl get ... -A -o json` file instead of the cluster")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then the stack's output)")
+    parser.add_argument("--out", default=str(ROOT / "build"), help="folder for <stack>/verify.md (default: build/)")
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulator's prediction")
-    parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--deadline", type=seconds_argument, default=120.0, metavar="SECONDS",
                         help="stop reading the cluster after this long (default 120)")
-    parser.add_argument("--call-timeout", type=float, default=20.0, metavar="SECONDS",
+    parser.add_argument("--call-timeout", type=seconds_argument, default=20.0, metavar="SECONDS",
                         help="give up on one API call after this long (default 20)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
+    collecting = gc.isenabled()
+    gc.disable()  # a cluster's objects are read once and live to the end: collecting them over and over
+    try:          # (a 10,000-node snapshot holds millions) costs more time than the checks
         return _run(args)
     except Exception as exc:  # noqa: BLE001 - the documented promise: one message and exit 2, never a traceback
         text = str(exc).splitlines()[0] if str(exc) else ""
         print(f"verify: stopped by an unexpected {type(exc).__name__}: {text}", file=sys.stderr)
         return EXIT_UNREADABLE
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _fail(message: str) -> int:
@@ -60,22 +70,34 @@ def _fail(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from stacks.stack_files import StackNameError, build_dir, check_stack_name
+    from output_files import OutputError
+    from stacks.stack_files import StackNameError, check_stack_name, output_dir
     from verify.stack import StackError, load_stack
 
     try:
         check_stack_name(args.stack)
-        out_dir = build_dir(args.stack)
+        out_dir = output_dir(args.stack, Path(args.out))
         stack = load_stack(args.stack, Path(args.stack_dir))
     except (StackNameError, StackError) as exc:
         return _fail(f"--stack: {exc}")
+    except OutputError as exc:
+        return _fail(f"the report cannot be written: {exc}")
     try:
         view = read_snapshot(Path(args.snapshot)) if args.snapshot else _read_live(args)
     except ReadError as exc:
         return _fail(str(exc))
     findings = check_all(view, stack, None if args.no_simulate else _predict(stack, Path(args.stack_dir), view))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "verify.md").write_text(render_markdown(args.stack, view.source, findings))
+    from offline_plan.comment_size import fit_step_summary
+    from output_files import write_text
+
+    report = fit_step_summary(render_markdown(args.stack, view.source, findings),
+                              "`make verify JSON=1` prints every finding.")
+    try:
+        write_text(out_dir / "verify.md", report, root=out_dir.parent)
+    except OutputError as exc:
+        with contextlib.suppress(OSError):  # an earlier report must not pass for this run's
+            (out_dir / "verify.md").unlink(missing_ok=True)
+        return _fail(f"the report could not be written: {exc}")
     if args.json:
         print(json.dumps(to_json(args.stack, view.source, findings), indent=2))
     else:
@@ -113,6 +135,12 @@ def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
     counts = {d.labels.get(WORKLOAD_LABEL, d.name): d.replicas for d in view.deployments}
     for workload, pods in workload_pods(view).items():
         counts.setdefault(workload, len(pods))
+    from simulator.__main__ import MAX_REPLICAS
+
+    # a Deployment of 10,000,000 replicas: no prediction for it rather than an unbounded simulation
+    too_many = {w: [f"not simulated ({n:,} replicas; the simulator places at most {MAX_REPLICAS:,})"]
+                for w, n in counts.items() if n > MAX_REPLICAS}
+    counts = {w: n for w, n in counts.items() if w not in too_many}
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             run = run_stack_file(stack.name, stack_dir)
@@ -120,8 +148,8 @@ def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
         known = {p.workload for p in pod_specs(run.config, objects)}
         result = simulate(run.config, objects, replicas={w: n for w, n in counts.items() if w in known})
     except (SimulationError, FileNotFoundError, ValueError) as exc:
-        return {w: [f"not simulated ({exc})"] for w in counts}
-    predicted: dict[str, list[str]] = {}
+        return {**{w: [f"not simulated ({exc})"] for w in counts}, **too_many}
+    predicted: dict[str, list[str]] = dict(too_many)
     for r in result.replicas:
         if r.status == "scheduled":
             text = f"#{r.replica} {r.pool} {'+'.join(r.alternatives)} tp={r.tensor_parallel_size}"

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import input_files
 from preflight.calls import (
     CREDENTIALS,
     DENIED,
+    MALFORMED,
     TIMEOUT,
     UNREACHABLE,
     CallError,
@@ -33,6 +35,12 @@ from preflight.calls import (
 from verify.snapshot import ReadError, View, build_view
 
 PAGE = 250
+#: The most one page of a list may hold, decompressed (250 objects; a page of 250 big pods is a few MiB), and
+#: what the whole read may hold (the largest snapshot file verify reads): a 10 GB Content-Length or a gzip
+#: bomb ends the read of that kind, never fills the memory.
+MAX_PAGE_BYTES = 64 * 2**20
+MAX_READ_BYTES = 512 * 2**20
+_CHUNK = 1 << 16
 #: (kind, group path, resource). resource.k8s.io/v1 is DRA's GA version (Kubernetes 1.34, the stacks' version).
 KINDS: tuple[tuple[str, str, str], ...] = (
     ("Node", "/api/v1", "nodes"),
@@ -69,14 +77,17 @@ class Budget:
                                 attempts=self.attempts, backoff_seconds=self.backoff_seconds))
 
 
-def kubeconfig_source(given: str | None, env: str | None, stack: str, stack_dir: Path) -> str | dict[str, Any]:
-    """A kubeconfig file path, or the stack output's kubeconfig as a dict."""
-    for origin, value in (("--kubeconfig", given), ("KUBECONFIG", env)):
-        if value:
-            path = Path(value.split(":")[0]).expanduser()
-            if not path.is_file():
-                raise ReadError(f"{origin} {path}: no such file; {HOW_TO}")
-            return str(path)
+def kubeconfig_source(given: str | None, env: str | None, stack: str, stack_dir: Path) -> dict[str, Any]:
+    """The kubeconfig as a dict: ``--kubeconfig`` (one file), else ``$KUBECONFIG`` (a list, as kubectl reads
+    it; :mod:`verify.kubeconfig`), else the stack's ``kubeconfig`` output (the Pulumi CLI)."""
+    from verify import kubeconfig
+
+    try:
+        found = kubeconfig.paths_from(given, env)
+    except ReadError as exc:
+        raise ReadError(f"{exc}; {HOW_TO}") from None
+    if found is not None:
+        return kubeconfig.load(found[1])
     pulumi = shutil.which("pulumi")
     if pulumi is None:
         raise ReadError(f"no kubeconfig: {HOW_TO} (the Pulumi CLI is not installed here)")
@@ -88,32 +99,31 @@ def kubeconfig_source(given: str | None, env: str | None, stack: str, stack_dir:
     if done.returncode != 0 or not done.stdout.strip():
         reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ReadError(f"`pulumi stack output kubeconfig --stack {stack}`: {reason}; {HOW_TO}")
+    if len(done.stdout) > kubeconfig.KUBECONFIG_FILE.max_bytes:
+        raise ReadError(f"the stack's kubeconfig output is larger than {kubeconfig.KUBECONFIG_FILE.describe_bytes()}")
     try:
-        import yaml
-
-        loaded = yaml.safe_load(done.stdout)
-    except Exception as exc:  # noqa: BLE001 - any parse error is the same user-facing problem
-        raise ReadError(f"the stack's kubeconfig output is not YAML ({exc})") from None
+        loaded = input_files.parse_yaml(done.stdout, "the stack's kubeconfig output", kubeconfig.KUBECONFIG_FILE)
+    except input_files.InputFileError as exc:
+        raise ReadError(str(exc)) from None
     if not isinstance(loaded, dict):
         raise ReadError("the stack's kubeconfig output is not a kubeconfig")
     return loaded
 
 
-
-def _client(source: str | dict[str, Any], context: str | None):
-    from kubernetes import config
+def _client(source: dict[str, Any], context: str | None, seconds: float):
+    """The API client of the kubeconfig's context; its exec plugin, if any, run within ``seconds``."""
+    from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
-    try:
-        if isinstance(source, dict):
-            api = config.new_client_from_config_dict(source, context=context)
-        else:
-            api = config.new_client_from_config(config_file=source, context=context)
-    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        where = "the stack's kubeconfig" if isinstance(source, dict) else source
-        raise ReadError(f"kubeconfig {where}: {exc}") from None
-    api.configuration.retries = False  # one attempt per call: the deadline decides, not urllib3's retries
-    return api
+    from verify.kubeconfig import resolve_exec
+
+    source = resolve_exec(source, context, seconds)
+    settings = client.Configuration()
+    settings.retries = False  # one attempt per call: the deadline decides, not urllib3's retries (set before
+    try:                      # the client is made: its connection pool takes it then)
+        return config.new_client_from_config_dict(source, context=context, client_configuration=settings)
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ReadError(f"kubeconfig: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
 
 def _server(api) -> str:
@@ -123,7 +133,7 @@ def _server(api) -> str:
 def _page(api, path: str, query: list[tuple[str, Any]]) -> Any:
     """One page of a list call, as a function of the seconds it may take (for :meth:`Calls.run`)."""
     from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError, ReadTimeoutError
+    from urllib3.exceptions import DecodeError, HTTPError, ReadTimeoutError
 
     def fetch(seconds: float) -> Any:
         try:
@@ -140,17 +150,53 @@ def _page(api, path: str, query: list[tuple[str, Any]]) -> Any:
                 raise CallError(TIMEOUT, f"no answer within {seconds:g} s") from None
             raise CallError(UNREACHABLE, f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
         body = response[0] if isinstance(response, tuple) else response
-        return body.data
+        try:
+            return read_capped(body, MAX_PAGE_BYTES)
+        except ReadTimeoutError:
+            raise CallError(TIMEOUT, f"no complete answer within {seconds:g} s") from None
+        except DecodeError as exc:
+            raise CallError(MALFORMED, f"an answer that does not decompress ({str(exc)[:120]})") from None
+        except HTTPError as exc:
+            raise CallError(UNREACHABLE, f"the answer broke off ({type(exc).__name__})") from None
 
     return fetch
 
 
-def _list(api, group: str, resource: str, calls: Calls) -> list[dict[str, Any]]:
+def read_capped(response: Any, limit: int) -> bytes:
+    """The body of a urllib3 response, decompressed, refused past ``limit`` bytes: a ``Content-Length``
+    above it is refused before reading, and a compressed body (a gzip bomb) is inflated a chunk at a time."""
+    try:
+        declared = int(response.headers.get("Content-Length") or 0)
+    except (TypeError, ValueError):
+        declared = 0
+    if declared > limit:
+        response.close()
+        raise CallError(MALFORMED, f"an answer of {declared:,} bytes (Content-Length); at most {limit:,} is read")
+    chunks, total = [], 0
+    while True:
+        chunk = response.read(_CHUNK, decode_content=True)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            response.close()
+            raise CallError(MALFORMED, f"an answer larger than {limit:,} bytes (decompressed); at most that is read")
+        chunks.append(chunk)
+    response.release_conn()
+    return b"".join(chunks)
+
+
+def _list(api, group: str, resource: str, calls: Calls, room: list[int]) -> list[dict[str, Any]]:
+    """Every page of one kind; ``room`` holds the bytes the whole read may still take."""
     items: list[dict[str, Any]] = []
     token = ""
     while True:
         query = [("limit", PAGE)] + ([("continue", token)] if token else [])
         page = calls.run(f"list {resource}", _page(api, f"{group}/{resource}", query), parse=_parse_page)
+        room[0] -= page["bytes"]
+        if room[0] < 0:
+            raise CallError(MALFORMED, f"the cluster's answers pass {MAX_READ_BYTES:,} bytes in all; at most "
+                                       "that is read (use --snapshot with a smaller selection)", call=f"list {resource}")
         items += page["items"]
         token = page["continue"]
         if not token:
@@ -162,7 +208,10 @@ def _parse_page(data: Any) -> dict[str, Any]:
     items = page.get("items") or []
     if not isinstance(items, list):
         raise TypeError("items is not a list")
-    return {"items": items, "continue": (mapping(page.get("metadata") or {}, "metadata")).get("continue") or ""}
+    token = (mapping(page.get("metadata") or {}, "metadata")).get("continue") or ""
+    if not isinstance(token, str):
+        raise TypeError("metadata.continue is not a string")
+    return {"items": items, "continue": token, "bytes": len(data)}
 
 
 def _dra_not_served(api, calls: Calls) -> bool:
@@ -173,19 +222,23 @@ def _dra_not_served(api, calls: Calls) -> bool:
     return False
 
 
-def read_cluster(source: str | dict[str, Any], context: str | None, budget: Budget) -> View:
-    api = _client(source, context)
-    server = _server(api)
+def read_cluster(source: dict[str, Any], context: str | None, budget: Budget) -> View:
     calls = budget.calls()
+    api = _client(source, context, calls.remaining())
+    server = _server(api)
     if _dra_not_served(api, calls):
         raise ReadError(f"{server}: DRA is not served: {DRA_GROUP} answers 404, so no claim can be allocated; "
                         "turn DRA on for the cluster (or move to a version that serves it) before anything else")
     objects: list[dict[str, Any]] = []
     unread: dict[str, str] = {}
+    room = [MAX_READ_BYTES]
     for kind, group, resource in KINDS:
         api_group = group.split("/")[2] if group.startswith("/apis/") else "core"
         try:
-            for item in _list(api, group, resource, calls):
+            for item in _list(api, group, resource, calls, room):
+                if not isinstance(item, dict):
+                    raise CallError(MALFORMED, f"an item of the {resource} list is not an object",
+                                    call=f"list {resource}")
                 objects.append({**item, "kind": kind})
         except CallError as exc:
             if exc.kind == CREDENTIALS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 from gpu_fungibility import catalog, sizing
 
@@ -15,6 +16,7 @@ from verify.findings import FAILURE, OK, WARNING, Finding
 from verify.snapshot import Event, Pod, View
 from verify.stack import Stack
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 WORKLOAD_NAME_LABEL, WORKLOAD_LABEL = "app.kubernetes.io/name", "app.kubernetes.io/instance"
 
 #: Scheduler and autoscaler messages (kubernetes/kubernetes pkg/scheduler/framework/plugins: noderesources
@@ -41,10 +43,11 @@ def workload_pods(view: View) -> dict[str, list[Pod]]:
     return found
 
 
-def _latest(events: Sequence[Event], pod: Pod) -> Event | None:
-    mine = [e for e in events if e.kind == "Pod" and e.name == pod.name and e.namespace == pod.namespace
-            and e.reason in ("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp")]
-    return max(mine, key=lambda e: e.order) if mine else None
+def _latest(view: View, pod: Pod) -> Event | None:
+    """The pod's newest scheduling event, by its RFC 3339 time (an event without one counts as oldest)."""
+    mine = [e for e in view.events_of(pod.namespace, "Pod", pod.name)
+            if e.reason in ("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp")]
+    return max(mine, key=lambda e: (e.order is not None, e.order or _EPOCH)) if mine else None
 
 
 def advice(message: str) -> str | None:
@@ -90,7 +93,7 @@ def replicas(view: View, stack: Stack, predicted: Mapping[str, Sequence[str]]) -
                                      + (f", tensor-parallel size {tp}" if tp else ""),
                                      pod.node, pools.get(pod.node, ""), (pod.ref,)))
                 continue
-            event = _latest(view.events, pod)
+            event = _latest(view, pod)
             if event is None:
                 found.append(Finding("replicas", WARNING, f"{pod.ref} is Pending with no scheduler event yet",
                                      pods=(pod.ref,), pool=", ".join(stack.workload_pools(workload))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class Stack:
     def cloud(self) -> clouds.CloudProfile:
         return clouds.profile(self.config.cluster.cloud)
 
-    @property
+    @functools.cached_property
     def pools(self) -> dict[str, NodePool]:
         return dict(self.config.node_pools)
 
@@ -35,11 +36,17 @@ class Stack:
         GKE node pools carry the pool's name; EKS node groups ``<cluster>-<pool>``
         (:func:`stacks.arguments.node_group_name`).
         """
-        value = node.labels.get(self.cloud.node_pool_label, "")
-        if value in self.config.node_pools:
-            return value
-        return next((p for p in self.config.node_pools
-                     if node_group_name(self.config.cluster.name, p) == value), "")
+        value = node.labels.get(self._pool_label, "")
+        return value if value in self.pools else self._group_pools.get(value, "")
+
+    @functools.cached_property
+    def _pool_label(self) -> str:
+        return self.cloud.node_pool_label
+
+    @functools.cached_property
+    def _group_pools(self) -> dict[str, str]:
+        """EKS node group name -> pool."""
+        return {node_group_name(self.config.cluster.name, p): p for p in self.config.node_pools}
 
     def workload_pools(self, workload: str) -> list[str]:
         """The pools a workload's replicas may land on (its pool, or its compute class's pools)."""
