@@ -16,7 +16,6 @@ UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 # library (components/, imported as gpu_fungibility), as another program would install it.
 LOCAL_PACKAGES ?= components
 STACK ?= dev
-REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
 .PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify bench bench-setup clean
@@ -26,7 +25,7 @@ help:
 	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
-	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
+	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make verify STACK=dev [SNAPSHOT=file] [KUBECONFIG=file] [JSON=1]  the live cluster against the promises (read-only)"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
@@ -71,8 +70,9 @@ policy-check: venv
 	$(PY) -m policy_gate $(PLAN) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
 simulate: venv
-	$(PY) -m simulator --stack $(STACK) --replicas $(REPLICAS) \
-		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) $(if $(JSON),--json)
+	$(PY) -m simulator --stack $(STACK) $(if $(REPLICAS),--replicas $(REPLICAS)) \
+		$(if $(WORKLOAD),--workload $(WORKLOAD)) $(if $(STOCKOUT),--stockout $(STOCKOUT)) \
+		$(if $(RECLAIM),--reclaim $(RECLAIM)) $(if $(JSON),--json)
 
 preflight: venv
 	$(PY) -m preflight --stack $(STACK) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(DEADLINE))

@@ -316,3 +316,19 @@ def host_shape(machine: str) -> HostShape | None:
     if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS_BY_KIND[kind]:
         return HostShape(machine, int(size), N1_MEMORY_PER_VCPU[kind] * int(size))
     return None
+
+
+def machines_for(cloud: str, accelerator_type: str, count: int | None = None) -> list[str]:
+    """The machines of ``cloud`` in this catalog that carry ``accelerator_type`` (``count`` of them when given).
+
+    What an error about a machine suggests instead; N1 machines that take attached GPUs are named as a
+    pattern (``n1-standard-*``) on GKE.
+    """
+    shapes = {"gke": GKE_MACHINES, "eks": EKS_INSTANCES, "aks": AKS_VM_SIZES}.get(cloud, {})
+    found = [s.name for s in shapes.values()
+             if s.accelerator == accelerator_type and (count is None or s.count == count)]
+    if cloud == "gke":
+        for prefix, (gpu, counts) in ATTACHABLE_GPUS.items():
+            if gpu == accelerator_type and (count is None or count in counts):
+                found.append(f"{prefix}standard-* (attached: {', '.join(map(str, counts))})")
+    return found

@@ -233,12 +233,13 @@ class Gke(CloudProfile):
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
         machine = machine_types[0] if machine_types else ""
         if not machine:
-            return [("machine_type", "required on GKE (e.g. a2-ultragpu-1g)")]
+            return [("machine_type", f"required on GKE: {_machines_hint('gke', accelerator_type, accelerator_count)}")]
         shape = catalog.gke_machine_shape(machine)
         if shape:
             if shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 return [("accelerator", f"{machine} carries {shape.count} x {shape.accelerator}, "
-                                        f"not {accelerator_count} x {accelerator_type}")]
+                                        f"not {accelerator_count} x {accelerator_type}; "
+                                        f"{_machines_hint('gke', accelerator_type, accelerator_count)}")]
             if topology and shape.topology and topology != shape.topology:
                 return [("topology", f"{machine} has topology {shape.topology}")]
             return []
@@ -332,7 +333,8 @@ class Eks(CloudProfile):
         if family not in self.families:
             return [("accelerator_type", "TPUs are only available on GKE")]
         if not machine_types:
-            return [("instance_types", "required on EKS: one or more instance types (e.g. [g6e.xlarge])")]
+            return [("instance_types", "required on EKS: one or more instance types; "
+                                       f"{_machines_hint('eks', accelerator_type, accelerator_count)}")]
         issues: Issues = []
         for i, itype in enumerate(machine_types):
             shape = catalog.eks_instance_shape(itype)
@@ -343,7 +345,8 @@ class Eks(CloudProfile):
             elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 issues.append((f"instance_types[{i}]",
                                f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
-                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match"))
+                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match; "
+                               f"{_machines_hint('eks', accelerator_type, accelerator_count)}"))
         return issues
 
 
@@ -431,15 +434,32 @@ class Aks(CloudProfile):
             return [("accelerator_type", "TPUs are only available on GKE")]
         vm_size = machine_types[0] if machine_types else ""
         if not vm_size:
-            return [("vm_size", "required on AKS (e.g. Standard_NC24ads_A100_v4)")]
+            return [("vm_size", f"required on AKS: {_machines_hint('aks', accelerator_type, accelerator_count)}")]
         shape = catalog.aks_vm_size_shape(vm_size)
         if shape is None:
             known = sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
             return [("vm_size", f"unknown GPU VM size {vm_size!r}; for {accelerator_type}: {', '.join(known) or 'none'}")]
         if shape.accelerator != accelerator_type or shape.count != accelerator_count:
             return [("accelerator", f"{vm_size} carries {shape.count} x {shape.accelerator}, "
-                                    f"not {accelerator_count} x {accelerator_type}")]
+                                    f"not {accelerator_count} x {accelerator_type}; "
+                                    f"{_machines_hint('aks', accelerator_type, accelerator_count)}")]
         return []
+
+
+_SHAPES = {"gke": catalog.GKE_MACHINES, "eks": catalog.EKS_INSTANCES, "aks": catalog.AKS_VM_SIZES}
+
+
+def _machines_hint(cloud: str, accelerator_type: str, count: int) -> str:
+    """Which machines of the catalog fit: those with ``count`` x ``accelerator_type``, else any count of it."""
+    exact = catalog.machines_for(cloud, accelerator_type, count)
+    if exact:
+        return f"machines with {count} x {accelerator_type}: {', '.join(exact)}"
+    other = catalog.machines_for(cloud, accelerator_type)
+    if other:
+        counts = sorted({s.count for s in _SHAPES[cloud].values() if s.accelerator == accelerator_type})
+        return (f"no machine carries {count} x {accelerator_type}; machines for {accelerator_type} "
+                f"(counts {', '.join(map(str, counts))}): {', '.join(other)}")
+    return f"no {cloud.upper()} machine in the catalog carries {accelerator_type} (docs/machines.md lists them)"
 
 
 #: The kubelet's hard eviction threshold for memory on every cloud (see node_capacity).

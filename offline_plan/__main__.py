@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from offline_plan import comment_size, planjson, summary
+from offline_plan import before_deploy, comment_size, planjson, summary
 from offline_plan import manifests as manifest_mod
 from offline_plan.run import ROOT, PlanRun, run_stack_file
 from stacks.loader import ConfigError
@@ -140,9 +140,12 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         version = run.config.cluster.minor_version
         schema = [manifest_mod.validate(m, version) for m in found]
         sections: list[tuple[str, str]] = []
+        advisories: list[str] = []
         if simulate and _available("simulator") and run.config.workloads:
             sim = importlib.import_module("simulator")
-            sections.append(("Simulated placement", sim.render_markdown(sim.simulate(run.config, objects))))
+            placed = sim.simulate(run.config, objects)
+            advisories = before_deploy.replica_advisories(placed)
+            sections.append(("Simulated placement", sim.render_markdown(placed)))
         gate_code, gate_section = gate_future.result() if gate_future else (0, None)
     if gate_section:
         sections.insert(0, ("Policy pack", gate_section))
@@ -159,7 +162,7 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         (staging / "plan.json").write_text(planjson.dumps(document))
         for m in found:
             (staging / "manifests" / m.filename).write_text(manifest_mod.to_yaml(m.obj))
-        report = summary.render(run, objects, schema, sections)
+        report = summary.render(run, objects, schema, sections, advisories)
         if comment_size.was_cut(report):
             print(f"note: summary.md is cut to GitHub's {comment_size.GITHUB_COMMENT_LIMIT:,}-character comment limit",
                   file=sys.stderr)
@@ -173,9 +176,12 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         print(f"{d.severity}: {d.message}", file=sys.stderr)
     for note in run.notes:
         print(f"note: {note}", file=sys.stderr)
+    for line in before_deploy.terminal(run):
+        print(line)
     counts = document["changeSummary"]
+    fit = "".join(f"; advisory: {a.split('; ')[0]}" for a in advisories)
     print(f"plan for {run.stack}: {counts.get('create', 0)} to create; "
-          f"{len(found)} manifests ({len(invalid)} invalid) -> {out_dir}")
+          f"{len(found)} manifests ({len(invalid)} invalid){fit} -> {out_dir}")
     return exit_code
 
 
