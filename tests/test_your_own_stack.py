@@ -214,3 +214,37 @@ def test_make_simulate_keeps_the_stack_s_own_replicas_and_passes_reclaim():
     assert "-m simulator --stack dev" in plain and "--replicas" not in plain
     given = _make_dry_run("simulate", "STACK=dev", "REPLICAS=5", "RECLAIM=a100-40gb")
     assert "--replicas 5" in given and "--reclaim a100-40gb" in given
+
+
+def test_the_machine_table_is_the_catalog_s():
+    from tools import machine_table
+
+    text = machine_table.DOC.read_text()
+    assert machine_table.embedded(text) == machine_table.render(), \
+        "docs/machines.md is stale: run .venv/bin/python -m tools.machine_table"
+
+
+def test_the_readme_lists_every_accelerator_of_the_catalog():
+    import re
+
+    from gpu_fungibility import catalog
+
+    readme = (ROOT / "README.md").read_text()
+    paragraph = readme[readme.index("Accelerator types come from the project's catalog"):]
+    paragraph = paragraph[:paragraph.index("\n\n")]
+    gpus, tpus = paragraph.split("TPUs", 1)
+    assert re.findall(r"`(nvidia-[\w-]+)`", gpus) == sorted(catalog.GPUS)
+    assert re.findall(r"`(tpu-[\w-]+)`", tpus) == sorted(catalog.TPUS)
+
+
+def test_your_own_stack_is_a_newcomer_s_path():
+    readme = (ROOT / "README.md").read_text()
+    headings = [line for line in readme.splitlines() if line.startswith("## ")]
+    assert headings.index("## Your own stack") < headings.index("## Deploying for real")
+    section = readme.split("## Your own stack", 1)[1].split("\n## ", 1)[0]
+    for stack in ("my-gke", "my-eks", "my-aks"):
+        assert f"examples/stacks/Pulumi.{stack}.yaml" in section
+    assert "docs/machines.md" in section
+    deploy = readme.split("## Deploying for real", 1)[1].split("\n## ", 1)[0]
+    assert "pulumi stack select --create <stack>" in deploy and "STACK=dev" not in deploy
+    assert "### Hostile input" not in readme and "## Hostile input" in (ROOT / "docs" / "commands.md").read_text()
