@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_stack_file(args.stack, Path(args.stack_dir))
             except FileNotFoundError as exc:
                 print(f"error: {exc}", file=sys.stderr)
+                _suggest_a_first_stack(args.stack)
                 set_aside_stale(out_root, args.stack, str(exc))
                 return 2
             except ConfigError as exc:
@@ -64,6 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     except (Exception, KeyboardInterrupt) as exc:
         set_aside_stale(out_root, args.stack, f"the plan stopped with {type(exc).__name__}: {exc}")
         raise
+
+
+def _suggest_a_first_stack(stack: str) -> None:
+    """Point at the minimal stack files (README: "Your own stack") when a stack file is missing."""
+    examples = sorted((ROOT / "examples" / "stacks").glob("Pulumi.*.yaml"))
+    if examples:
+        names = ", ".join(p.relative_to(ROOT).as_posix() for p in examples)
+        print(f"to start a stack of your own, copy one of {names} to Pulumi.{stack}.yaml "
+              "(README: Your own stack)", file=sys.stderr)
 
 
 def set_aside_stale(out_root: Path, stack: str, reason: str) -> None:

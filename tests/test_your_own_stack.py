@@ -248,3 +248,22 @@ def test_your_own_stack_is_a_newcomer_s_path():
     deploy = readme.split("## Deploying for real", 1)[1].split("\n## ", 1)[0]
     assert "pulumi stack select --create <stack>" in deploy and "STACK=dev" not in deploy
     assert "### Hostile input" not in readme and "## Hostile input" in (ROOT / "docs" / "commands.md").read_text()
+
+
+def test_a_missing_stack_file_points_at_the_minimal_files(tmp_path, capsys):
+    assert plan_main(["--stack", "mine", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no stack file Pulumi.mine.yaml" in err
+    assert "examples/stacks/Pulumi.my-gke.yaml" in err and "to Pulumi.mine.yaml" in err
+
+
+def test_through_make_the_command_s_explanation_comes_before_make_s_own_line():
+    if shutil.which("make") is None or not (ROOT / ".venv" / ".installed").is_file():
+        pytest.skip("make or the venv is missing")
+    done = subprocess.run(["make", "--no-print-directory", "plan", "STACK=no-such-stack"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    # GNU make prints its own "Error 2" line for every failed recipe it does not ignore (docs/commands.md).
+    assert done.returncode == 2
+    assert lines[0].startswith("error: no stack file Pulumi.no-such-stack.yaml")
+    assert all(not line.startswith("make:") for line in lines[:-1])
