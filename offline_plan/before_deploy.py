@@ -55,7 +55,10 @@ def _control_plane(cfg: Any) -> list[Item]:
                           f"public endpoint, reachable from {', '.join(access.authorized_networks) or 'nowhere'} "
                           "(cluster.controlPlane.authorizedNetworks)"))
     else:
-        found.append(Item("ok", "control plane", "private endpoint"))
+        found.append(Item("ok", "control plane", "private IP endpoint (cluster.controlPlane.publicEndpoint: false)"))
+    if access.runner_cidrs:
+        found.append(Item("ok", "control plane", f"`pulumi up` runs from {', '.join(access.runner_cidrs)} "
+                                                 "(cluster.controlPlane.runnerCidrs)"))
     if cfg.cluster.cloud == "gke" and access.dns_endpoint:
         found.append(Item("ok", "control plane", "`pulumi up` and kubectl use the DNS endpoint "
                                                  "(IAM-authorized, reachable from anywhere)"))
