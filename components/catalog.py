@@ -318,17 +318,16 @@ def host_shape(machine: str) -> HostShape | None:
     return None
 
 
-def machines_for(cloud: str, accelerator_type: str, count: int | None = None) -> list[str]:
-    """The machines of ``cloud`` in this catalog that carry ``accelerator_type`` (``count`` of them when given).
+def machines_for(shapes: dict[str, MachineShape], accelerator_type: str, count: int | None = None,
+                 attachable: dict[str, tuple[str, tuple[int, ...]]] | None = None) -> list[str]:
+    """The machines among ``shapes`` that carry ``accelerator_type`` (``count`` of them when given).
 
-    What an error about a machine suggests instead; N1 machines that take attached GPUs are named as a
-    pattern (``n1-standard-*``) on GKE.
+    What an error about a machine suggests instead; machine families that take attached GPUs
+    (``attachable``, e.g. GKE's N1) are named as a pattern (``n1-standard-*``).
     """
-    shapes = {"gke": GKE_MACHINES, "eks": EKS_INSTANCES, "aks": AKS_VM_SIZES}.get(cloud, {})
     found = [s.name for s in shapes.values()
              if s.accelerator == accelerator_type and (count is None or s.count == count)]
-    if cloud == "gke":
-        for prefix, (gpu, counts) in ATTACHABLE_GPUS.items():
-            if gpu == accelerator_type and (count is None or count in counts):
-                found.append(f"{prefix}standard-* (attached: {', '.join(map(str, counts))})")
+    for prefix, (gpu, counts) in (attachable or {}).items():
+        if gpu == accelerator_type and (count is None or count in counts):
+            found.append(f"{prefix}standard-* (attached: {', '.join(map(str, counts))})")
     return found

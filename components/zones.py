@@ -79,3 +79,48 @@ def ec2_zones(region: str) -> list[str] | None:
     """The recorded availability zones of an EC2 region, or None when the region is not recorded."""
     letters = EC2_REGION_ZONES.get(region)
     return None if letters is None else [f"{region}{c}" for c in letters]
+
+
+#: ``(key path, zone)`` pairs to judge, and ``(pool name, accelerator type, its zones, own zones?)`` per pool.
+Zoned = list[tuple[str, str]]
+PoolZones = list[tuple[str, str, list[str], bool]]
+
+
+def gce_findings(location: str, zoned: Zoned, pools: PoolZones) -> tuple[list[tuple[str, str]], list[str]]:
+    """(errors, warnings) of GKE zones: outside the location's region (error), not a recorded zone of it,
+    or outside a TPU pool's recorded zones (warnings)."""
+    region = gce_region(location)
+    known = gce_zones(region)
+    issues, warnings = [], []
+    for path, zone in zoned:
+        parts = gce_zone_parts(zone)
+        if parts is None:
+            issues.append((path, f"{zone!r} is not a Compute Engine zone name such as {region}-a"))
+        elif parts[0] != region:
+            listed = f" ({', '.join(known)})" if known else ""
+            issues.append((path, f"{zone} is in region {parts[0]}, not in {region} (cluster.location "
+                                 f"{location}); list zones of {region}{listed}"))
+        elif known is not None and zone not in known:
+            warnings.append(f"{path}: {zone} is not a zone of {region} as recorded ({', '.join(known)}); "
+                            "GKE refuses a zone that does not exist")
+    for name, accelerator_type, pool_zones, own in pools:
+        offered = tpu_zones(accelerator_type, region)
+        missing = [z for z in pool_zones if offered is not None and z not in offered]
+        if missing:
+            key = f"nodePools.{name}.zones" if own else f"nodePools.{name} (cluster.zones)"
+            none = " no zone of this pool offers it;" if len(missing) == len(pool_zones) else ""
+            warnings.append(f"{key}: {accelerator_type} is not offered in {', '.join(missing)} "
+                            f"(recorded TPU zones of {region}: {', '.join(offered)});{none} "
+                            f"set nodePools.{name}.zones to {offered}")
+    return issues, warnings
+
+
+def ec2_findings(location: str, zoned: Zoned, pools: PoolZones) -> tuple[list[tuple[str, str]], list[str]]:
+    """Warnings for EC2 availability zones the recorded region does not list (the region prefix is the EKS
+    composition's own error)."""
+    known = ec2_zones(location)
+    if known is None:
+        return [], []
+    return [], [f"{path}: {zone} is not an availability zone of {location} as recorded ({', '.join(known)}; "
+                "AZ names map per AWS account: `aws ec2 describe-availability-zones` lists yours)"
+                for path, zone in zoned if zone.startswith(location) and zone not in known]

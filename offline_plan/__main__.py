@@ -154,7 +154,7 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         if simulate and _available("simulator") and run.config.workloads:
             sim = importlib.import_module("simulator")
             placed = sim.simulate(run.config, objects)
-            advisories = before_deploy.replica_advisories(placed)
+            advisories = importlib.import_module("simulator.advisories").replica_advisories(placed)
             sections.append(("Simulated placement", sim.render_markdown(placed)))
         gate_code, gate_section = gate_future.result() if gate_future else (0, None)
     if gate_section:

@@ -1,7 +1,7 @@
 """What to check before ``pulumi up``: where the stack deploys, who can reach it, what always costs money.
 
-The "Before you deploy" block at the top of ``summary.md`` and on the terminal, and the advisory when a
-workload's replicas cannot all be placed at the pools' maximum (from the simulated placement).
+The "Before you deploy" block at the top of ``summary.md`` and on the terminal (the advisory about replicas
+that cannot fit is the simulator's: ``simulator.advisories``).
 """
 
 from __future__ import annotations
@@ -122,20 +122,3 @@ def markdown(run: Any) -> str:
 def terminal(run: Any) -> list[str]:
     label = {"ok": "", "warning": "warning: ", "cost": "costs money: "}
     return ["before you deploy:"] + [f"  {item.topic}: {label[item.level]}{item.text}" for item in items(run)]
-
-
-def replica_advisories(result: Any) -> list[str]:
-    """``vllm-gpu: 3 of 20 replicas fit at the pools' maximum`` for every workload with replicas left pending."""
-    from simulator import PENDING, SCHEDULED
-
-    found = []
-    for workload in dict.fromkeys(r.workload for r in result.replicas):
-        replicas = result.of(workload)
-        fit = sum(1 for r in replicas
-                  if r.status == SCHEDULED or any(o.status == SCHEDULED for o in r.outcomes))
-        if fit < len(replicas):
-            reasons = {r.reason for r in replicas if r.status == PENDING and r.reason}
-            why = f" ({sorted(reasons)[0]})" if len(reasons) == 1 else ""
-            found.append(f"{workload}: {fit} of {len(replicas)} replicas fit at the pools' maximum; "
-                         f"the other {len(replicas) - fit} stay pending{why}")
-    return found

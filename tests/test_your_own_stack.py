@@ -14,8 +14,9 @@ import pytest
 from gpu_fungibility import zones
 
 from offline_plan.__main__ import main as plan_main
-from offline_plan.before_deploy import items, replica_advisories
+from offline_plan.before_deploy import items
 from plan_diff.planning import _head_hint
+from simulator.advisories import replica_advisories
 from simulator.results import PENDING, SCHEDULED, ReplicaPlacement, SimulationResult
 from stacks.loader import ConfigError, parse_stack_config
 from stacks.rules import config_warnings

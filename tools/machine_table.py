@@ -13,20 +13,21 @@ from gpu_fungibility import catalog
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "machines.md"
 START, END = "<!-- machine-table:start -->\n", "<!-- machine-table:end -->"
+SHAPES = {"gke": catalog.GKE_MACHINES, "eks": catalog.EKS_INSTANCES, "aks": catalog.AKS_VM_SIZES}
+ATTACHABLE = {"gke": catalog.ATTACHABLE_GPUS}
 CLOUDS = (("gke", "GKE `machineType`"), ("eks", "EKS `instanceTypes`"), ("aks", "AKS `vmSize`"))
 
 
 def _cell(cloud: str, accelerator: str) -> str:
-    shapes = {"gke": catalog.GKE_MACHINES, "eks": catalog.EKS_INSTANCES, "aks": catalog.AKS_VM_SIZES}[cloud]
+    shapes = SHAPES[cloud]
     by_count: dict[int, list[str]] = {}
     for shape in shapes.values():
         if shape.accelerator == accelerator:
             by_count.setdefault(shape.count, []).append(f"`{shape.name}`")
-    if cloud == "gke":
-        for prefix, (gpu, counts) in catalog.ATTACHABLE_GPUS.items():
-            if gpu == accelerator:
-                for count in counts:
-                    by_count.setdefault(count, []).append(f"`{prefix}*` (attached)")
+    for prefix, (gpu, counts) in ATTACHABLE.get(cloud, {}).items():
+        if gpu == accelerator:
+            for count in counts:
+                by_count.setdefault(count, []).append(f"`{prefix}*` (attached)")
     return "<br>".join(f"{count}: {', '.join(names)}" for count, names in sorted(by_count.items())) or "-"
 
 
