@@ -17,12 +17,11 @@ UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 LOCAL_PACKAGES ?= components
 # What a user passes (make plan STACK=...) is text: make does not expand it ($(shell ...) stays text) and
 # every recipe hands it to the shell single-quoted by q, so STACK='x;{touch,FILE};true' is one argument.
-USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE
+USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT RECLAIM DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE
 kubeconfig_given := $(filter command line,$(origin KUBECONFIG))
 $(foreach v,$(USER_VARS),$(if $(filter command line environment,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 q = '$(subst ','\'',$(1))'
 STACK ?= dev
-REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
 .PHONY: help venv lock lock-check plan diff test test-rehearse lint policy-check simulate preflight verify bench bench-setup clean
@@ -33,7 +32,7 @@ help:
 	@echo "make test                        the whole test suite, offline"
 	@echo "make test-rehearse               tests/rehearsal against Kubernetes' own control plane (needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
-	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
+	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make verify STACK=dev [SNAPSHOT=file] [KUBECONFIG=file] [JSON=1]  the live cluster against the promises (read-only)"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
@@ -91,8 +90,9 @@ policy-check: venv
 	$(PY) -m policy_gate $(call q,$(PLAN)) $(if $(POLICY_CONFIG),--policy-config $(call q,$(POLICY_CONFIG)))
 
 simulate: venv
-	$(PY) -m simulator --stack $(call q,$(STACK)) --replicas $(call q,$(REPLICAS)) \
-		$(if $(WORKLOAD),--workload $(call q,$(WORKLOAD))) $(if $(STOCKOUT),--stockout $(call q,$(STOCKOUT))) $(if $(JSON),--json)
+	$(PY) -m simulator --stack $(call q,$(STACK)) $(if $(REPLICAS),--replicas $(call q,$(REPLICAS))) \
+		$(if $(WORKLOAD),--workload $(call q,$(WORKLOAD))) $(if $(STOCKOUT),--stockout $(call q,$(STOCKOUT))) \
+		$(if $(RECLAIM),--reclaim $(call q,$(RECLAIM))) $(if $(JSON),--json)
 
 preflight: venv
 	$(PY) -m preflight --stack $(call q,$(STACK)) $(if $(JSON),--json) $(if $(DEADLINE),--deadline $(call q,$(DEADLINE)))

@@ -318,3 +318,18 @@ def host_shape(machine: str) -> HostShape | None:
     if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS_BY_KIND[kind]:
         return HostShape(machine, int(size), N1_MEMORY_PER_VCPU[kind] * int(size))
     return None
+
+
+def machines_for(shapes: dict[str, MachineShape], accelerator_type: str, count: int | None = None,
+                 attachable: dict[str, tuple[str, tuple[int, ...]]] | None = None) -> list[str]:
+    """The machines among ``shapes`` that carry ``accelerator_type`` (``count`` of them when given).
+
+    What an error about a machine suggests instead; machine families that take attached GPUs
+    (``attachable``, e.g. GKE's N1) are named as a pattern (``n1-standard-*``).
+    """
+    found = [s.name for s in shapes.values()
+             if s.accelerator == accelerator_type and (count is None or s.count == count)]
+    for prefix, (gpu, counts) in (attachable or {}).items():
+        if gpu == accelerator_type and (count is None or count in counts):
+            found.append(f"{prefix}standard-* (attached: {', '.join(map(str, counts))})")
+    return found

@@ -13,7 +13,7 @@ another cloud's labels or load-balancer annotations.
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, node_capacity
+from . import catalog, node_capacity, zones
 from . import wiring_keys as w
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint
@@ -138,6 +138,11 @@ class CloudProfile:
         """Whether the NVIDIA driver of a GPU pool must be installed by the library (not the cloud)."""
         return False
 
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        """(errors, warnings) about the stack's zones against the region and the recorded offerings."""
+        return [], []
+
     def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
         """Problems with a pool's machine(s) for its accelerator, as (argument, message)."""
@@ -233,16 +238,21 @@ class Gke(CloudProfile):
         # gpuDriverVersion INSTALLATION_DISABLED on DRA pools: GKE installs neither driver nor device plugin.
         return dra
 
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        return zones.gce_findings(location, zoned, pools)
+
     def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
         machine = machine_types[0] if machine_types else ""
         if not machine:
-            return [("machine_type", "required on GKE (e.g. a2-ultragpu-1g)")]
+            return [("machine_type", f"required on GKE: {_machines_hint(catalog.GKE_MACHINES, accelerator_type, accelerator_count, catalog.ATTACHABLE_GPUS)}")]
         shape = catalog.gke_machine_shape(machine)
         if shape:
             if shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 return [("accelerator", f"{machine} carries {shape.count} x {shape.accelerator}, "
-                                        f"not {accelerator_count} x {accelerator_type}")]
+                                        f"not {accelerator_count} x {accelerator_type}; "
+                                        f"{_machines_hint(catalog.GKE_MACHINES, accelerator_type, accelerator_count, catalog.ATTACHABLE_GPUS)}")]
             if topology and shape.topology and topology != shape.topology:
                 return [("topology", f"{machine} has topology {shape.topology}")]
             return []
@@ -331,12 +341,17 @@ class Eks(CloudProfile):
             return [f"the NVIDIA device plugin built into {image_type} nodes"]
         return []
 
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        return zones.ec2_findings(location, zoned, pools)
+
     def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
         if family not in self.families:
             return [("accelerator_type", "TPUs are only available on GKE")]
         if not machine_types:
-            return [("instance_types", "required on EKS: one or more instance types (e.g. [g6e.xlarge])")]
+            return [("instance_types", "required on EKS: one or more instance types; "
+                                       f"{_machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}")]
         issues: Issues = []
         for i, itype in enumerate(machine_types):
             shape = catalog.eks_instance_shape(itype)
@@ -347,7 +362,8 @@ class Eks(CloudProfile):
             elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 issues.append((f"instance_types[{i}]",
                                f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
-                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match"))
+                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match; "
+                               f"{_machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}"))
         return issues
 
 
@@ -435,15 +451,30 @@ class Aks(CloudProfile):
             return [("accelerator_type", "TPUs are only available on GKE")]
         vm_size = machine_types[0] if machine_types else ""
         if not vm_size:
-            return [("vm_size", "required on AKS (e.g. Standard_NC24ads_A100_v4)")]
+            return [("vm_size", f"required on AKS: {_machines_hint(catalog.AKS_VM_SIZES, accelerator_type, accelerator_count)}")]
         shape = catalog.aks_vm_size_shape(vm_size)
         if shape is None:
             known = sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
             return [("vm_size", f"unknown GPU VM size {vm_size!r}; for {accelerator_type}: {', '.join(known) or 'none'}")]
         if shape.accelerator != accelerator_type or shape.count != accelerator_count:
             return [("accelerator", f"{vm_size} carries {shape.count} x {shape.accelerator}, "
-                                    f"not {accelerator_count} x {accelerator_type}")]
+                                    f"not {accelerator_count} x {accelerator_type}; "
+                                    f"{_machines_hint(catalog.AKS_VM_SIZES, accelerator_type, accelerator_count)}")]
         return []
+
+
+def _machines_hint(shapes: Mapping[str, catalog.MachineShape], accelerator_type: str, count: int,
+                   attachable: Mapping[str, tuple[str, tuple[int, ...]]] | None = None) -> str:
+    """Which machines of the catalog fit: those with ``count`` x ``accelerator_type``, else any count of it."""
+    exact = catalog.machines_for(shapes, accelerator_type, count, attachable)
+    if exact:
+        return f"machines with {count} x {accelerator_type}: {', '.join(exact)}"
+    other = catalog.machines_for(shapes, accelerator_type, None, attachable)
+    if other:
+        counts = sorted({s.count for s in shapes.values() if s.accelerator == accelerator_type})
+        return (f"no machine carries {count} x {accelerator_type}; machines for {accelerator_type} "
+                f"(counts {', '.join(map(str, counts))}): {', '.join(other)}")
+    return f"no machine of this cloud in the catalog carries {accelerator_type} (docs/machines.md lists them)"
 
 
 #: The kubelet's hard eviction threshold for memory on every cloud (see node_capacity).

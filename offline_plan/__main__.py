@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from offline_plan import comment_size, planjson, summary
+from offline_plan import before_deploy, comment_size, planjson, summary
 from offline_plan import manifests as manifest_mod
 from offline_plan.run import ROOT, PlanRun, run_stack_file
 from output_files import OutputError, check_path, write_text
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_stack_file(args.stack, Path(args.stack_dir))
             except FileNotFoundError as exc:
                 print(f"error: {exc}", file=sys.stderr)
+                _suggest_a_first_stack(args.stack)
                 set_aside_stale(out_root, args.stack, str(exc))
                 return 2
             except ConfigError as exc:
@@ -72,6 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     except (Exception, KeyboardInterrupt) as exc:
         set_aside_stale(out_root, args.stack, f"the plan stopped with {type(exc).__name__}: {exc}")
         raise
+
+
+def _suggest_a_first_stack(stack: str) -> None:
+    """Point at the minimal stack files (README: "Your own stack") when a stack file is missing."""
+    examples = sorted((ROOT / "examples" / "stacks").glob("Pulumi.*.yaml"))
+    if examples:
+        names = ", ".join(p.relative_to(ROOT).as_posix() for p in examples)
+        print(f"to start a stack of your own, copy one of {names} to Pulumi.{stack}.yaml "
+              "(README: Your own stack)", file=sys.stderr)
 
 
 def set_aside_stale(out_root: Path, stack: str, reason: str) -> None:
@@ -154,9 +164,12 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
             print(f"warning: {schema_note}", file=sys.stderr)
         schema = [manifest_mod.validate(m, version) for m in found]
         sections: list[tuple[str, str]] = []
+        advisories: list[str] = []
         if simulate and _available("simulator") and run.config.workloads:
             sim = importlib.import_module("simulator")
-            sections.append(("Simulated placement", sim.render_markdown(sim.simulate(run.config, objects))))
+            placed = sim.simulate(run.config, objects)
+            advisories = importlib.import_module("simulator.advisories").replica_advisories(placed)
+            sections.append(("Simulated placement", sim.render_markdown(placed)))
         gate_code, gate_section = gate_future.result() if gate_future else (0, None)
     if gate_section:
         sections.insert(0, ("Policy pack", gate_section))
@@ -176,7 +189,7 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         write_text(staging / "plan.json", planjson.dumps(document), root=root)
         for m in found:
             write_text(staging / "manifests" / m.filename, manifest_mod.to_yaml(m.obj), root=root)
-        report = summary.render(run, objects, schema, sections)
+        report = summary.render(run, objects, schema, sections, advisories)
         if comment_size.was_cut(report):
             print(f"note: summary.md is cut to GitHub's {comment_size.GITHUB_COMMENT_LIMIT:,}-character comment limit",
                   file=sys.stderr)
@@ -190,9 +203,12 @@ def write_plan(run: PlanRun, out_dir: Path, *, policy: bool = True, simulate: bo
         print(f"{d.severity}: {d.message}", file=sys.stderr)
     for note in run.notes:
         print(f"note: {note}", file=sys.stderr)
+    for line in before_deploy.terminal(run):
+        print(line)
     counts = document["changeSummary"]
+    fit = "".join(f"; advisory: {a.split('; ')[0]}" for a in advisories)
     print(f"plan for {run.stack}: {counts.get('create', 0)} to create; "
-          f"{len(found)} manifests ({len(invalid)} invalid) -> {out_dir}")
+          f"{len(found)} manifests ({len(invalid)} invalid){fit} -> {out_dir}")
     return exit_code
 
 

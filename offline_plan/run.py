@@ -76,6 +76,8 @@ class PlanRun:
     diagnostics: list[Diagnostic]
     config: Any = None  # the parsed StackConfig
     notes: list[str] = field(default_factory=list)
+    #: The stack file's other providers' keys (``gcp:project``, ``azure-native:subscriptionId``, ...).
+    provider_config: dict[str, Any] = field(default_factory=dict)
 
     def of_type(self, type_: str) -> list[Captured]:
         return [r for r in self.resources if r.type == type_]
@@ -388,6 +390,7 @@ def run_stack_file(stack: str, root: Path = ROOT) -> PlanRun:
         secret_keys=stack_file.secret_keys,
         stack=stack,
     )
+    run.provider_config = dict(stack_file.other_config)
     for key in stack_file.encrypted_keys:
         run.notes.append(f"{key} is encrypted in Pulumi.{stack}.yaml; the offline plan uses a placeholder secret")
     return run

@@ -7,16 +7,17 @@ from typing import Any
 
 from gpu_fungibility import catalog, mig_geometry
 
-from offline_plan import node_sizes
+from offline_plan import before_deploy, node_sizes
 from offline_plan.comment_size import fit_comment
 from offline_plan.manifests import SchemaResult
 from offline_plan.run import PlanRun
 
 
 def render(run: PlanRun, objects: list[dict[str, Any]], schema: list[SchemaResult],
-           sections: list[tuple[str, str]]) -> str:
+           sections: list[tuple[str, str]], advisories: list[str] | None = None) -> str:
     cfg = run.config
-    parts = [_header(run), _resources(run), _diagnostics(run), _fallback_chain(cfg),
+    parts = [_header(run), before_deploy.markdown(run), _resources(run), _diagnostics(run, advisories),
+             _fallback_chain(cfg),
              _fungibility(cfg, objects), node_sizes.render(cfg, objects), _schemas(schema)]
     parts += [f"## {title}\n\n{body.strip()}\n" for title, body in sections]
     return fit_comment("\n".join(p for p in parts if p).rstrip() + "\n",
@@ -39,8 +40,9 @@ def _resources(run: PlanRun) -> str:
     return f"## Resources by type\n\n| type | count |\n|---|---:|\n{rows}\n"
 
 
-def _diagnostics(run: PlanRun) -> str:
-    items = [(d.severity, d.message) for d in run.diagnostics] + [("info", n) for n in run.notes]
+def _diagnostics(run: PlanRun, advisories: list[str] | None = None) -> str:
+    items = [(d.severity, d.message) for d in run.diagnostics] + [("advisory", a) for a in advisories or []]
+    items += [("info", n) for n in run.notes]
     if not items:
         return "## Diagnostics\n\nNone.\n"
     lines = "\n".join(f"- **{sev}**: {msg}" for sev, msg in items)

@@ -287,7 +287,20 @@ def _plan_both(project: Path, stack: str, base: str | None) -> Plans:
                     run.process.kill()
                     run.process.wait()
     if not base_has:
-        notes.append(f"{stack_file} does not exist at BASE {base_ref}: every resource is new")
+        notes.append(f"{stack_file} does not exist at BASE {base_ref}: every resource is new"
+                     + _head_hint(project, stack, stack_file, base_ref))
     if not head_has:
         notes.append(f"{stack_file} does not exist in the working tree: every resource would be deleted")
     return Plans(base_doc, head_doc, base_ref, commit, notes)
+
+
+def _head_hint(project: Path, stack: str, stack_file: str, base_ref: str) -> str:
+    """When the stack file is committed at HEAD but not at BASE: say how to compare with the last commit."""
+    if base_ref == "HEAD":
+        return ""
+    try:
+        git(project, "cat-file", "-e", f"HEAD:./{stack_file}")
+    except (subprocess.CalledProcessError, OSError):
+        return ""
+    return (f". {stack_file} is committed at HEAD: `make diff STACK={stack} BASE=HEAD` compares with "
+            "your last commit instead")

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from gpu_fungibility import catalog, clouds, devices, mig_geometry
 from gpu_fungibility.claims import MAX_ALTERNATIVES
 
+from stacks import zone_rules
+
 if TYPE_CHECKING:
     from stacks.config import NodePool, StackConfig
 
@@ -19,7 +21,8 @@ Issues = list[tuple[str, str]]
 
 def cross_field_issues(cfg: StackConfig) -> Issues:
     issues: Issues = []
-    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools, _mig_classes):
+    for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools, _mig_classes,
+                  zone_rules.zone_issues):
         issues.extend(check(cfg))
     return issues
 
@@ -62,6 +65,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
                 f"nodePools.{name} is on-demand (spot: false); set onDemandFallback: true if that is deliberate"
             )
     warnings.extend(_mig_class_warnings(cfg))
+    warnings.extend(zone_rules.zone_warnings(cfg))
     return warnings
 
 

@@ -1,0 +1,124 @@
+"""What to check before ``pulumi up``: where the stack deploys, who can reach it, what always costs money.
+
+The "Before you deploy" block at the top of ``summary.md`` and on the terminal (the advisory about replicas
+that cannot fit is the simulator's: ``simulator.advisories``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+#: Address ranges reserved for documentation (RFC 5737, RFC 3849): a stack that still lists one has
+#: not been given its real workstation or CI range, and nobody can reach its control plane.
+DOCUMENTATION_RANGES = tuple(ipaddress.ip_network(n) for n in
+                             ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
+OPEN_RANGES = ("0.0.0.0/0", "::/0")
+
+
+@dataclass(frozen=True)
+class Item:
+    level: str  # "ok" | "warning" | "cost"
+    topic: str
+    text: str
+
+
+def items(run: Any) -> list[Item]:
+    cfg = run.config
+    provider = getattr(run, "provider_config", {}) or {}
+    return [_account(cfg, provider), *_control_plane(cfg), *_always_on(cfg), _deletion(cfg)]
+
+
+def _account(cfg: Any, provider: dict[str, Any]) -> Item:
+    cloud, location = cfg.cluster.cloud, cfg.cluster.location
+    if cloud == "gke":
+        project = provider.get("gcp:project")
+        if project:
+            return Item("ok", "project", f"Google Cloud project `{project}` (gcp:project), {location}")
+        return Item("warning", "project", "gcp:project is not set: the provider uses your gcloud default "
+                                          f"project; set it with `pulumi config set gcp:project <project>` ({location})")
+    if cloud == "eks":
+        return Item("ok", "account", f"the AWS account of your credentials (`aws sts get-caller-identity`), "
+                                     f"region {location}")
+    subscription = provider.get("azure-native:subscriptionId")
+    where = f"`{subscription}` (azure-native:subscriptionId)" if subscription else \
+        "of your credentials (ARM_SUBSCRIPTION_ID or `az account show`)"
+    return Item("ok", "subscription", f"Azure subscription {where}, region {location}")
+
+
+def _control_plane(cfg: Any) -> list[Item]:
+    access = cfg.cluster.control_plane
+    found = []
+    if access.public_endpoint:
+        found.append(Item("ok", "control plane",
+                          f"public endpoint, reachable from {', '.join(access.authorized_networks) or 'nowhere'} "
+                          "(cluster.controlPlane.authorizedNetworks)"))
+    else:
+        found.append(Item("ok", "control plane", "private IP endpoint (cluster.controlPlane.publicEndpoint: false)"))
+    if access.runner_cidrs:
+        found.append(Item("ok", "control plane", f"`pulumi up` runs from {', '.join(access.runner_cidrs)} "
+                                                 "(cluster.controlPlane.runnerCidrs)"))
+    if cfg.cluster.cloud == "gke" and access.dns_endpoint:
+        found.append(Item("ok", "control plane", "`pulumi up` and kubectl use the DNS endpoint "
+                                                 "(IAM-authorized, reachable from anywhere)"))
+    for key, cidrs in (("authorizedNetworks", access.authorized_networks), ("runnerCidrs", access.runner_cidrs)):
+        for i, cidr in enumerate(cidrs):
+            path = f"cluster.controlPlane.{key}[{i}]"
+            if cidr in OPEN_RANGES:
+                found.append(Item("warning", "control plane", f"{path} is {cidr}: the API endpoint is open to the "
+                                                              "internet"))
+            elif _documentation(cidr):
+                found.append(Item("warning", "control plane",
+                                  f"{path} is {cidr}, a range reserved for documentation: replace it with your "
+                                  "workstation or CI egress range, or nobody reaches the API endpoint"))
+    return found
+
+
+def _documentation(cidr: str) -> bool:
+    try:
+        net = ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return False
+    return any(net.version == doc.version and net.subnet_of(doc) for doc in DOCUMENTATION_RANGES)
+
+
+def _always_on(cfg: Any) -> list[Item]:
+    found = []
+    for name, pool in cfg.node_pools.items():
+        if pool.family is None or pool.autoscaling.min < 1:
+            continue
+        machine = pool.machine_type or pool.vm_size or " or ".join(pool.instance_types or [])
+        capacity = "spot" if pool.spot else "on-demand"
+        acc = pool.accelerator
+        found.append(Item("cost", "always running",
+                          f"`{name}`: {pool.autoscaling.min} x {machine} ({acc.count} x {acc.type}), {capacity}, "
+                          f"min {pool.autoscaling.min} (nodePools.{name}.autoscaling.min)"))
+    if not found:
+        found.append(Item("ok", "always running", "no accelerator node: every accelerator pool scales from 0"))
+    return found
+
+
+def _deletion(cfg: Any) -> Item:
+    cloud = cfg.cluster.cloud
+    if cloud == "aks":
+        return Item("ok", "deletion protection", "not set by this stack on AKS (cluster.deletionProtection "
+                                                 "applies to GKE and EKS)")
+    if cfg.cluster.deletion_protection:
+        return Item("ok", "deletion protection", "on: `pulumi destroy` cannot delete the cluster until "
+                                                 "cluster.deletionProtection is false")
+    return Item("warning", "deletion protection", "off (cluster.deletionProtection: false): `pulumi destroy` "
+                                                  "or a replacement deletes the cluster")
+
+
+_MARK = {"ok": "", "warning": "**warning**: ", "cost": "**costs money**: "}
+
+
+def markdown(run: Any) -> str:
+    lines = [f"- {item.topic}: {_MARK[item.level]}{item.text}" for item in items(run)]
+    return "## Before you deploy\n\n" + "\n".join(lines) + "\n"
+
+
+def terminal(run: Any) -> list[str]:
+    label = {"ok": "", "warning": "warning: ", "cost": "costs money: "}
+    return ["before you deploy:"] + [f"  {item.topic}: {label[item.level]}{item.text}" for item in items(run)]
