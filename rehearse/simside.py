@@ -27,7 +27,7 @@ from gpu_fungibility import sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 from gpu_fungibility.node_selection import NodeTaint
 
-from simulator.allocator import Allocator, MissingDeviceClass, SearchAbandoned
+from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, SearchAbandoned
 from simulator.cluster import SimDevice, SimNode
 from simulator.scheduling import node_predicates
 from simulator.workloads import PodSpec, device_classes, pod_spec
@@ -188,7 +188,7 @@ class ScenarioSimulator:
             return [_pending(state, group)]
         try:
             found = self.candidates(state, pod)
-        except (CelEvaluationError, MissingDeviceClass):
+        except (CelEvaluationError, MissingDeviceClass, ConstraintError):
             return [_pending(state, group)]  # the scheduler's Filter errors: the pod is not scheduled
         if not found:
             return [_pending(state, group)]
