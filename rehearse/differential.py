@@ -24,7 +24,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,10 @@ from rehearse.simside import Layout, Pick, SimAnswer, simulate
 DEFAULT_SEED = 20260
 DEFAULT_COUNT = 500
 DEFAULT_MINOR = "1.35"
-BATCH = 100
+BATCH = 125
+#: How long nothing may change before a wave counts as placed: longer than the scheduler's first backoff (1 s), so a
+#: pod tried before its ResourceClaim existed is tried again before the next wave arrives.
+QUIET_MS = 1200
 
 
 # ---- what the real scheduler did ----------------------------------------------------------------------
@@ -165,6 +168,7 @@ class Report:
     cases: list[Case]
     seconds: float
     simulator_seconds: float
+    failures: list[str] = field(default_factory=list)  # batches the control plane could not place
 
     @property
     def compared(self) -> list[Case]:
@@ -208,6 +212,7 @@ class Report:
                                "determinate": c.verdict.determinate, "groups": c.verdict.groups_differing,
                                "detail": c.verdict.detail} for c in self.disagreements],
             "applyErrors": {c.document["name"]: c.apply_errors for c in self.cases if c.apply_errors},
+            "failures": self.failures,
         }
 
     def render(self) -> str:
@@ -220,6 +225,7 @@ class Report:
             f"  speed:        {len(self.compared) / self.seconds:.1f} scenarios/s "
             f"({self.seconds:.1f} s; the simulator's share {self.simulator_seconds:.1f} s)" if self.seconds else "",
         ]
+        lines += [f"  NOT COMPARED {failure}" for failure in self.failures]
         for case in self.disagreements:
             kind = "DETERMINATE " if case.verdict.determinate else ""
             lines.append(f"{kind}DISAGREEMENT {case.document['description']}")
@@ -236,20 +242,19 @@ def _base_objects() -> list[dict[str, Any]]:
             *gen.driver_device_classes()]
 
 
-def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, Case],
-              settle_timeout: float = 120.0) -> None:
-    """Apply one batch of scenarios to the running control plane, wave by wave, and read the answers back."""
-    harness.reset()
+def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, Case], *, reset: bool = True,
+              settle_timeout: float = 180.0, quiet_ms: int = QUIET_MS) -> None:
+    """Apply one batch of scenarios to a running control plane, wave by wave, and read the answers back."""
+    if reset:
+        harness.reset()
     objects: list[dict[str, Any]] = _base_objects()
     owners: dict[str, str] = {}
     for sc in batch:
         for obj in sc.objects():
             owners[_ref(obj)] = sc.name
-            if obj["kind"] != "DeviceClass" or obj["metadata"]["name"].startswith(sc.name):
-                objects.append(obj)
+            objects.append(obj)
     _apply(harness, objects, owners, cases)
-    waves = max(len(sc.groups) for sc in batch)
-    for wave in range(waves):
+    for wave in range(max(len(sc.groups) for sc in batch)):
         pods = []
         for sc in batch:
             if wave < len(sc.groups):
@@ -257,7 +262,7 @@ def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, C
                     owners[_ref(obj)] = sc.name
                     pods.append(obj)
         _apply(harness, pods, owners, cases)
-        harness.settle(timeout_s=settle_timeout, quiet_ms=300)
+        harness.settle(timeout_s=settle_timeout, quiet_ms=quiet_ms)
     listed = harness.list("pods", "resourceclaims")
     pods_by: dict[str, list] = {}
     for pod in listed.get("pods", []):
@@ -286,28 +291,40 @@ def _apply(harness: Any, objects: list[dict[str, Any]], owners: Mapping[str, str
 
 
 def run(seed: int, count: int, minor: str = DEFAULT_MINOR, batch: int = BATCH, progress=print,
-        harness: Any = None) -> Report:
-    """Generate, simulate, and have the real scheduler place ``count`` scenarios."""
+        start: Callable[[], Any] | None = None) -> Report:
+    """Generate, simulate, and have the real scheduler place ``count`` scenarios.
+
+    Each batch gets a fresh control plane (``start``, by default the harness at ``minor``): starting one takes a
+    few seconds, less than deleting a batch's hundreds of objects, and no batch can see another's leftovers. A
+    batch the control plane fails on is reported as not compared, and the run goes on.
+    """
     scenarios = gen.generate(seed, count)
     started = time.monotonic()
     cases = {c.document["name"]: c for c in simulate_all([sc.document() for sc in scenarios])}
     simulator_seconds = time.monotonic() - started
-    own = harness is None
-    if own:
+    if start is None:
         from rehearse.harness import Harness, ensure_built
         ensure_built(minor, progress=progress)
-        harness = Harness.start(minor)
-    try:
-        started = time.monotonic()
-        for i in range(0, len(scenarios), batch):
-            run_batch(harness, scenarios[i:i + batch], cases)
-            progress(f"  {min(i + batch, len(scenarios))}/{len(scenarios)} scenarios placed by kube-scheduler")
-        seconds = time.monotonic() - started + simulator_seconds
-        version = getattr(harness, "version", minor)
-    finally:
-        if own:
+
+        def start():
+            return Harness.start(minor)
+    version = minor
+    failures: list[str] = []
+    started = time.monotonic()
+    for i in range(0, len(scenarios), batch):
+        chunk = scenarios[i:i + batch]
+        harness = start()
+        try:
+            version = getattr(harness, "version", version)
+            run_batch(harness, chunk, cases, reset=False)
+        except Exception as exc:  # the control plane failed this batch: say so, keep the others
+            failures.append(f"scenarios {chunk[0].name}..{chunk[-1].name}: {type(exc).__name__}: {exc}")
+            progress(f"  batch {chunk[0].name}..{chunk[-1].name} failed: {exc}")
+        finally:
             harness.close()
-    return Report(seed, minor, version, list(cases.values()), seconds, simulator_seconds)
+        progress(f"  {min(i + batch, len(scenarios))}/{len(scenarios)} scenarios placed by kube-scheduler")
+    seconds = time.monotonic() - started + simulator_seconds
+    return Report(seed, minor, version, list(cases.values()), seconds, simulator_seconds, failures)
 
 
 def fixture(case: Case, report: Report) -> dict[str, Any]:
@@ -360,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in record(report, args.record):
             log(f"recorded {path}")
     print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
-    return 1 if report.disagreements else 0
+    if report.disagreements:
+        return 1
+    return 2 if report.failures else 0
 
 
 if __name__ == "__main__":

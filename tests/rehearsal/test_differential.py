@@ -32,6 +32,7 @@ def test_the_real_scheduler_agrees_with_the_simulator(minor):
     _harness_or_skip(minor)
     report = differential.run(differential.DEFAULT_SEED, differential.DEFAULT_COUNT, minor)
     print(report.render())
+    assert not report.failures, report.failures
     assert len(report.compared) == differential.DEFAULT_COUNT
     assert not report.disagreements, report.render()
     assert not {name: errors for name, errors in report.to_json()["applyErrors"].items()}, "objects refused"
