@@ -20,6 +20,7 @@ against the simulator without Go.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -105,6 +106,8 @@ class Verdict:
     undecided: str | None = None
     detail: str = ""
     groups_differing: list[str] = field(default_factory=list)
+    pods: int = 0
+    pods_agreeing: int = 0  # real pods whose outcome is one the simulator gives a pod of its group
 
 
 def _pod_outcomes(layout: Layout, pools: Sequence[str]) -> Counter:
@@ -133,11 +136,13 @@ def compare(document: Mapping[str, Any], observed: Mapping[str, Any], answer: Si
         return Verdict(name, True, False, undecided=answer.undecided,
                        detail=f"the simulator declares it undetermined: {answer.undecided}")
     real = real_layout(document, observed)
+    pods = len(observed["pods"])
     if real in answer.layouts:
-        return Verdict(name, True, answer.determinate)
+        return Verdict(name, True, answer.determinate, pods=pods, pods_agreeing=pods)
     pools = list(dict.fromkeys(pool_of_nodes(document).values()))
     real_pods = _pod_outcomes(real, pools)
     possible = [_pod_outcomes(layout, pools) for layout in answer.layouts]
+    anywhere = set().union(*possible) if possible else set()
     differing = sorted({o[0] for o in real_pods if all(p[o] != real_pods[o] for p in possible)}
                        | {o[0] for p in possible for o in p if p[o] != real_pods.get(o, 0)})
     lines = [f"real scheduler: {'; '.join(f'{n} x {_describe(o)}' for o, n in sorted(real_pods.items(), key=str))}"]
@@ -145,7 +150,8 @@ def compare(document: Mapping[str, Any], observed: Mapping[str, Any], answer: Si
         lines.append(f"simulator{f' (way {i + 1} of {len(possible)})' if len(possible) > 1 else ''}: "
                      f"{'; '.join(f'{n} x {_describe(o)}' for o, n in sorted(p.items(), key=str))}")
     return Verdict(name, False, answer.determinate, detail="\n".join(lines),
-                   groups_differing=[g for g in differing if any(o[0] == g for o in real_pods)])
+                   groups_differing=[g for g in differing if any(o[0] == g for o in real_pods)], pods=pods,
+                   pods_agreeing=sum(n for o, n in real_pods.items() if o in anywhere))
 
 
 # ---- the run ------------------------------------------------------------------------------------------
@@ -187,6 +193,9 @@ class Report:
     def determinate(self) -> int:
         return sum(c.verdict.determinate for c in self.compared)
 
+    def pods_agreeing(self) -> int:
+        return sum(c.verdict.pods_agreeing for c in self.compared)
+
     def pods(self) -> tuple[int, int]:
         total = placed = 0
         for case in self.compared:
@@ -204,7 +213,7 @@ class Report:
             "agreeing": sum(c.verdict.agrees for c in self.compared),
             "determinate": self.determinate,
             "determinateDisagreements": sum(c.verdict.determinate for c in self.disagreements),
-            "pods": total, "podsScheduled": placed,
+            "pods": total, "podsScheduled": placed, "podsAgreeing": self.pods_agreeing(),
             "seconds": round(self.seconds, 2), "scenariosPerSecond": round(len(self.compared) / self.seconds, 2)
             if self.seconds else None,
             "simulatorSeconds": round(self.simulator_seconds, 2),
@@ -219,7 +228,8 @@ class Report:
         total, placed = self.pods()
         lines = [
             f"differential run: seed {self.seed}, {len(self.cases)} scenarios, kube-scheduler {self.version}",
-            f"  compared:     {len(self.compared)} scenarios, {total} pods ({placed} scheduled by kube-scheduler)",
+            f"  compared:     {len(self.compared)} scenarios, {total} pods ({placed} scheduled by kube-scheduler; "
+            f"{self.pods_agreeing()} with an outcome the simulator allows)",
             f"  agreement:    {self.agreement_rate:.2%} ({sum(c.verdict.agrees for c in self.compared)}"
             f" of {len(self.compared)}); determinate: {self.determinate}",
             f"  speed:        {len(self.compared) / self.seconds:.1f} scenarios/s "
@@ -343,6 +353,34 @@ def record(report: Report, directory: Path) -> list[Path]:
     return written
 
 
+def save(report: Report, path: Path) -> None:
+    """Every scenario's objects and the real scheduler's answer, gzipped: the whole run, replayable without Go."""
+    data = {"kubernetes": report.version, "seed": report.seed, "count": len(report.cases),
+            "cases": [{"document": c.document, "observed": c.observed, "applyErrors": c.apply_errors}
+                      for c in report.cases if c.observed is not None]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
+        json.dump(data, out, sort_keys=True, separators=(",", ":"))
+
+
+def replay(run: Mapping[str, Any]) -> Report:
+    """A saved run's real answers against the simulator as it is now (the speed is the simulator's alone)."""
+    started = time.monotonic()
+    cases = []
+    for saved in run["cases"]:
+        case = Case(saved["document"], simulate(saved["document"]), saved["observed"], None,
+                    list(saved.get("applyErrors") or ()))
+        case.verdict = compare(case.document, case.observed, case.answer)
+        cases.append(case)
+    seconds = time.monotonic() - started
+    return Report(run["seed"], "", run["kubernetes"], cases, seconds, seconds)
+
+
+def load(path: Path) -> dict[str, Any]:
+    with gzip.open(path, "rt", encoding="utf-8") as source:
+        return json.load(source)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rehearse.differential", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -351,8 +389,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=BATCH, help="scenarios per API server reset")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--record", type=Path, help="write each disagreement as a regression fixture here")
+    parser.add_argument("--save", type=Path, help="write every scenario and the real answer here (.json.gz)")
     parser.add_argument("--simulate-only", action="store_true", help="the simulator's side only (no Go needed)")
+    parser.add_argument("--replay", type=Path, help="judge the simulator against a saved run (no Go needed)")
     args = parser.parse_args(argv)
+    if args.replay:
+        report = replay(load(args.replay))
+        print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
+        return 1 if report.disagreements else 0
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     log(f"differential run: seed {args.seed}, {args.count} scenarios")
     if args.simulate_only:
@@ -376,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         for path in record(report, args.record):
             log(f"recorded {path}")
+    if args.save:
+        save(report, args.save)
+        log(f"saved {args.save}")
     print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
     if report.disagreements:
         return 1

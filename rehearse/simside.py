@@ -72,6 +72,7 @@ class Candidate:
     pool: int
     state: NodeState
     picks: tuple  # simulator.allocator.Pick
+    count: int = 1  # nodes of the pool in this state
 
 
 #: Given a pod and the nodes that can take it, the candidates the scheduler's scores put first (all of them when
@@ -180,7 +181,7 @@ class ScenarioSimulator:
                 in_use = frozenset(f"{pool.node.name}/{d}" for d in node.used)
                 picks = self.allocator.allocate(pod.claims, pool.node, in_use)
                 if picks is not None:
-                    found.append(Candidate(p, node, tuple(picks)))
+                    found.append(Candidate(p, node, tuple(picks), state[0][p].count(node)))
         return found
 
     def place(self, state: State, group: str, pod: PodSpec) -> list[State]:
@@ -220,3 +221,41 @@ def layout_of(state: State) -> Layout:
 
 def simulate(document: Mapping[str, Any], scorer: NodeScorer | None = None) -> SimAnswer:
     return ScenarioSimulator(document, scorer).run()
+
+
+def scored(document: Mapping[str, Any], minor: str, scoring: Any) -> SimAnswer:
+    """The answer with a node scorer: ``scoring`` is a module with the interface of ``simulator.scoring``
+    (``default_profile``, ``Candidate``, ``NodeShape``, ``ScoredPod``, ``score``, ``winners``)."""
+    simulator = ScenarioSimulator(document)
+    simulator.scorer = _scorer(simulator, minor, scoring)
+    return simulator.run()
+
+
+def _scorer(simulator: ScenarioSimulator, minor: str, scoring: Any) -> NodeScorer:
+    profile = scoring.default_profile(minor)
+    kinds = {g["name"]: g.get("kind", "Pod") for g in simulator.document["groups"]}
+    mib = 2 ** 20
+
+    def choose(pod: PodSpec, found: Sequence[Candidate]) -> Sequence[Candidate]:
+        if len(found) < 2:
+            return found
+        shaped = []
+        for c in found:
+            pool = simulator.pools[c.pool]
+            ranks = []
+            for claim in pod.claims:
+                ranks.append(tuple(sorted({(p.alternative.label, p.alternative.rank) for p in c.picks
+                                           if p.claim == claim.entry and p.alternative.subrequest is not None})))
+            shaped.append(scoring.Candidate(
+                key=c, labels=pool.node.labels, taints=tuple(pool.node.taints),
+                shapes=(scoring.NodeShape((pool.cpu_m, pool.memory_mib * mib),
+                                          (c.state.cpu_m, c.state.memory_mib * mib)),),
+                pods_here=sum(1 for group, _ in c.state.content if group == pod.workload),
+                subrequests=tuple(tuple(rank for _, rank in claim) for claim in ranks),
+                count=c.count))
+        request = scoring.ScoredPod((pod.cpu_m, pod.memory_mib * mib), tolerations=tuple(pod.tolerations),
+                                    spread=kinds.get(pod.workload) == "Deployment")
+        best = scoring.winners(scoring.score(profile, request, shaped), profile)
+        return [s.candidate.key for s in best]
+
+    return choose

@@ -31,3 +31,24 @@ def test_every_fixture_names_the_scheduler_that_answered():
         case = json.loads(path.read_text())
         assert case["kubernetes"].startswith("v1."), path
         assert case["observed"]["pods"], path
+
+
+RUNS = sorted(FIXTURES.glob("run-*.json.gz"))
+
+
+@pytest.mark.parametrize("path", RUNS, ids=[p.name for p in RUNS])
+def test_a_whole_recorded_run_agrees_with_the_simulator(path):
+    """Every scenario of a recorded differential run (``--save``): the simulator still counts the real
+    scheduler's answer among its possible ones, so a change to the allocator, the CEL engine or the predicates
+    that the real scheduler would contradict fails here, without Go."""
+    run = differential.load(path)
+    assert run["count"] >= 500 and len(run["cases"]) == run["count"]
+    differing = []
+    determinate = 0
+    for case in run["cases"]:
+        verdict = differential.compare(case["document"], case["observed"], simside.simulate(case["document"]))
+        determinate += verdict.determinate
+        if not verdict.agrees:
+            differing.append(f"{case['document']['description']}\n{verdict.detail}")
+    assert not differing, "\n".join(differing)
+    assert determinate >= 0.7 * run["count"]
