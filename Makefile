@@ -86,6 +86,7 @@ bench: venv
 	$(PY) bench/bench_plan.py
 	@if [ -f bench/bench_simulator.py ]; then $(PY) bench/bench_simulator.py; fi
 	$(PY) bench/bench_diff.py
+	$(PY) bench/bench_differential.py --simulator-only
 
 bench-setup: venv
 	$(PY) bench/bench_setup.py

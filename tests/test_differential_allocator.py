@@ -79,3 +79,19 @@ def test_an_all_device_that_breaks_a_constraint_is_an_error_not_a_miss():
     # an exact count only skips devices that break it
     assert picks(mig, [{"name": "r0", "exactly": {"deviceClassName": "mig.nvidia.com", "count": 1}}],
                  [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]) is None
+
+
+def test_a_second_tpu_pool_of_a_compute_class_cannot_be_used_by_its_claim():
+    """What it means for a TPU compute class of two pools (each alternative ``All`` chips of one generation, as
+    the claims library writes them): on a node of the second pool, the scheduler takes the first chip for the
+    second alternative, then looks for the first alternative's chips from the second on, and there are none."""
+    from gpu_fungibility import device_selectors
+
+    def tpu(name: str, accelerator: str) -> dict:
+        return {"name": name, "deviceClassName": TPU, "allocationMode": "All",
+                "selectors": [{"cel": {"expression": device_selectors.accelerator_selector(accelerator)}}]}
+
+    request = {"name": "tpu", "firstAvailable": [tpu("v6e", "tpu-v6e-slice"), tpu("v5e", "tpu-v5-lite-podslice")]}
+    assert picks(node("tpu-v6e-slice", 4), [request]) == [("tpu/v6e", f"accel{i}") for i in range(4)]
+    assert picks(node("tpu-v5-lite-podslice", 4), [request]) is None
+    assert picks(node("tpu-v5-lite-podslice", 1), [request]) is None
