@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     documents = [sc.document() for sc in scenarios.generate(args.seed, args.count)]
     generated = time.perf_counter() - started
     started = time.perf_counter()
-    differential.simulate_all(documents)
+    differential.simulate_all(documents, args.minor)
     simulated = time.perf_counter() - started
     print(f"differential seed {args.seed}: {args.count} scenarios generated in {generated:.2f} s, "
           f"simulated at {args.count / simulated:.1f} scenarios/s")

@@ -219,8 +219,24 @@ def layout_of(state: State) -> Layout:
     return tuple(tuple(sorted(n.content for n in nodes)) for nodes in state[0]), state[1]
 
 
-def simulate(document: Mapping[str, Any], scorer: NodeScorer | None = None) -> SimAnswer:
-    return ScenarioSimulator(document, scorer).run()
+def simulate(document: Mapping[str, Any], scorer: NodeScorer | None = None, kubernetes: str | None = None) -> SimAnswer:
+    """The simulator's answer; with ``kubernetes`` (``"v1.35.4"``, ``"1.35"``) and the simulator's node scoring
+    (``simulator.scoring``) present, its scores choose among the nodes that can take a pod."""
+    simulator = ScenarioSimulator(document, scorer)
+    scoring = _scoring_module() if scorer is None and kubernetes else None
+    if scoring is not None:
+        simulator.scorer = _scorer(simulator, ".".join(kubernetes.lstrip("v").split(".")[:2]), scoring)
+    return simulator.run()
+
+
+def _scoring_module() -> Any:
+    """``simulator.scoring`` when it exists with the interface :func:`_scorer` uses, else None."""
+    try:
+        from simulator import scoring
+    except ImportError:
+        return None
+    needed = ("default_profile", "Candidate", "NodeShape", "ScoredPod", "score", "winners")
+    return scoring if all(hasattr(scoring, name) for name in needed) else None
 
 
 def scored(document: Mapping[str, Any], minor: str, scoring: Any) -> SimAnswer:

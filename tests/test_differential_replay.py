@@ -19,7 +19,7 @@ CASES = sorted(FIXTURES.glob("*.json"))
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_the_real_schedulers_answer_is_among_the_simulators(path):
     case = json.loads(path.read_text())
-    answer = simside.simulate(case["document"])
+    answer = simside.simulate(case["document"], kubernetes=case["kubernetes"])
     verdict = differential.compare(case["document"], case["observed"], answer)
     assert verdict.agrees, f"{case['document']['description']}\n{verdict.detail}"
     if case.get("determinate") is not None:  # what the simulator may claim about the case, once settled
@@ -46,7 +46,8 @@ def test_a_whole_recorded_run_agrees_with_the_simulator(path):
     differing = []
     determinate = 0
     for case in run["cases"]:
-        verdict = differential.compare(case["document"], case["observed"], simside.simulate(case["document"]))
+        answer = simside.simulate(case["document"], kubernetes=run["kubernetes"])
+        verdict = differential.compare(case["document"], case["observed"], answer)
         determinate += verdict.determinate
         if not verdict.agrees:
             differing.append(f"{case['document']['description']}\n{verdict.detail}")
