@@ -174,3 +174,59 @@ def test_the_report_prints_seed_count_rate_and_each_disagreement(generated):
     assert "DISAGREEMENT s0003" in text
     data = report.to_json()
     assert data["seed"] == SEED and data["agreeing"] == 29 and data["disagreements"][0]["scenario"] == "s0003"
+
+
+class FakeControlPlane:
+    """Answers as the simulator's first layout would, except for ``wrong`` scenarios placed in a batch."""
+
+    version = "v1.35.4"
+
+    def __init__(self, documents, wrong=()):
+        self.documents = {d["name"]: d for d in documents}
+        self.wrong = set(wrong)
+        self.placed: set[str] = set()
+
+    def apply(self, objects):
+        from types import SimpleNamespace
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            labels = meta.get("labels") or (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get(
+                "labels") or {}
+            if scenarios.GROUP_LABEL in labels:
+                self.placed.add(labels[scenarios.GROUP_LABEL].split("-")[0])
+        return [SimpleNamespace(ref=differential._ref(o), ok=True, error=None) for o in objects]
+
+    def settle(self, timeout_s=60.0, quiet_ms=500):
+        return 0.0
+
+    def list(self, *kinds):
+        pods, claims = [], []
+        for name in sorted(self.placed):
+            document = self.documents[name]
+            p, c = api_answer(document, next(iter(simside.simulate(document).layouts)))
+            if name in self.wrong and len(self.placed) > 1:
+                for pod in p:
+                    pod["spec"].pop("nodeName", None)
+            pods += p
+            claims += c
+        return {"pods": pods, "resourceclaims": claims}
+
+    def close(self):
+        pass
+
+
+def test_a_run_places_batches_and_places_a_disagreeing_scenario_again_alone(generated):
+    documents = [sc.document() for sc in generated[:6]]
+    wrong = next(d["name"] for d in documents
+                 if any(c for pool in next(iter(simside.simulate(d).layouts))[0] for c in pool))
+    started = []
+
+    def start():
+        started.append(1)
+        return FakeControlPlane(documents, wrong={wrong})
+
+    report = differential.run(SEED, 6, "1.35", batch=3, progress=lambda *a: None, start=start)
+    assert len(started) == 3  # two batches, then the scenario alone
+    assert report.rechecked == {wrong: True}
+    assert len(report.compared) == 6 and not report.disagreements and not report.failures
+    assert f"{wrong}: disagreed in its batch, agrees placed alone" in report.render()
