@@ -109,6 +109,7 @@ bench: venv
 	$(PY) bench/bench_diff.py
 	$(PY) bench/bench_verify.py
 	$(PY) bench/bench_simulator_replicas.py
+	$(PY) bench/bench_differential.py --simulator-only
 
 bench-setup: venv
 	$(PY) bench/bench_setup.py

@@ -62,6 +62,20 @@ class MissingDeviceClass(LookupError):
     """A request names a DeviceClass that does not exist."""
 
 
+class ConstraintError(RuntimeError):
+    """A device an ``All`` request must take breaks a ``matchAttribute`` constraint.
+
+    Kubernetes' allocator returns an error there (``allocateDevice`` with ``must``: "cannot add device ...
+    because a claim constraint would not be satisfied"), and the scheduler's DynamicResources Filter turns an
+    allocator error into a scheduling error for the whole pod (pkg/scheduler/framework/plugins/
+    dynamicresources/dynamicresources.go, v1.35.4): the pod is not scheduled, on any node.
+    """
+
+    def __init__(self, claim: str, request: str, device: str):
+        super().__init__(f"claim {claim}, request {request}: cannot add device {device} because a claim "
+                         "constraint would not be satisfied (an allocationMode All request takes every device)")
+
+
 class SearchAbandoned(RuntimeError):
     """The search for one node ran past :data:`MAX_SEARCH_STEPS` without an answer."""
 
@@ -209,17 +223,29 @@ class _Search:
         return False
 
     def _take_all(self, claim: ClaimSpec, alternative: Alternative, index: int) -> bool | _Exceeded:
-        matching = [d for d in self.node.devices if self.allocator.selects(alternative, d)]
+        """``allocationMode: All``: every matching device of the node, taken one by one as upstream does.
+
+        Each device is taken with upstream's ``must``: one already in use fails the alternative, one that breaks a
+        ``matchAttribute`` constraint is an error that aborts the allocation (:class:`ConstraintError`).
+        """
+        matching = self._all(alternative)
         if not matching:
             return False
         if self._exceeds(claim, len(matching)):
             return EXCEEDED
-        if not all(self._free(d) for d in matching):
-            return False
+        if alternative.subrequest is not None and alternative.rank > 0:
+            return self._take_all_later_subrequest(claim, alternative, matching, index)
+        return self._take_each(claim, alternative, matching, index)
+
+    def _all(self, alternative: Alternative) -> list[SimDevice]:
+        return [d for d in self.node.devices if self.allocator.selects(alternative, d)]
+
+    def _take_each(self, claim: ClaimSpec, alternative: Alternative, devices: list[SimDevice],
+                   index: int) -> bool | _Exceeded:
         undos = []
-        for device in matching:
+        for device in devices:
             self._step()
-            undo = self._add(claim, alternative, device)
+            undo = self._add(claim, alternative, device, must=True) if self._free(device) else None
             if undo is None:
                 for u in reversed(undos):
                     u()
@@ -232,23 +258,62 @@ class _Search:
             u()
         return outcome
 
-    def _add(self, claim: ClaimSpec, alternative: Alternative, device: SimDevice):
-        """Take the device if the claim's constraints allow; returns an undo callable or None."""
+    def _take_all_later_subrequest(self, claim: ClaimSpec, alternative: Alternative, matching: list[SimDevice],
+                                   index: int) -> bool | _Exceeded:
+        """An ``All`` subrequest after the first of its ``firstAvailable`` list, as Kubernetes allocates it.
+
+        Kubernetes v1.34.4 and v1.35.4 take the subrequest's first matching device, then carry on without the
+        subrequest's index (``allocateOne``'s ``All`` branch recurses with ``deviceIndices{claimIndex,
+        requestIndex, deviceIndex + 1}``: staging/src/k8s.io/dynamic-resource-allocation/structured/internal/
+        {stable,incubating,experimental}/allocator_*.go), so the devices after the first are the *first*
+        subrequest's: its own matching devices from the second on (``All``), or ``count - 1`` more devices it
+        selects (``ExactCount``; none when its count is 1), recorded under its name. The simulator follows the
+        scheduler, not the API's documentation, because the scheduler decides where the pod runs.
+        """
+        first = self.plan[index][1].alternatives[0]
+        self._step()
+        head = self._add(claim, alternative, matching[0], must=True) if self._free(matching[0]) else None
+        if head is None:
+            return False
+        if first.mode == "All":
+            rest = self._all(first)
+            if not rest:
+                outcome: bool | _Exceeded = False
+            elif len(rest) <= 1:
+                outcome = self._next(index)
+            elif self._exceeds(claim, len(rest) - 1):
+                outcome = EXCEEDED
+            else:
+                outcome = self._take_each(claim, first, rest[1:], index)
+        elif first.count <= 1:
+            outcome = self._next(index)
+        elif self._exceeds(claim, first.count - 1):
+            outcome = EXCEEDED
+        else:
+            outcome = self._choose(claim, first, index, 0, first.count - 1)
+        if outcome is not True:
+            head()
+        return outcome
+
+    def _add(self, claim: ClaimSpec, alternative: Alternative, device: SimDevice, must: bool = False):
+        """Take the device if the claim's constraints allow; returns an undo callable or None.
+
+        ``must`` (every device of an ``All`` request): a constraint the device breaks raises ConstraintError.
+        """
         set_here: list[tuple[int, int]] = []
         for i, constraint in enumerate(claim.constraints):
             if not constraint.applies(alternative):
                 continue
             value = _attribute(device, constraint)
             key = (id(claim), i)
-            if value is None:
+            if value is None or (key in self.values and not _same(self.values[key], value)):
                 self._forget(set_here)
+                if must:
+                    raise ConstraintError(claim.entry, alternative.label, device.name)
                 return None
             if key not in self.values:
                 self.values[key] = value
                 set_here.append(key)
-            elif not _same(self.values[key], value):
-                self._forget(set_here)
-                return None
         self.per_claim[id(claim)] = self.per_claim.get(id(claim), 0) + 1
         self.used.add(device.uid)
         self.picks.append(Pick(claim.entry, alternative, device))

@@ -46,7 +46,7 @@ from gpu_fungibility import clouds, mig_geometry, sizing
 from gpu_fungibility.dra_cel import CelEvaluationError
 
 from simulator import node_choice, recovery, scoring
-from simulator.allocator import Allocator, MissingDeviceClass, Pick, SearchAbandoned
+from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
 from simulator.results import (
     PENDING,
@@ -169,7 +169,7 @@ class Simulation:
         except CelEvaluationError as exc:
             reason = f"CEL runtime error: {exc.detail} (in {exc.expression!r})"
             return [self._record(branch, key, Outcome(PENDING, reason=reason, note=note))]
-        except (MissingDeviceClass, SearchAbandoned) as exc:
+        except (MissingDeviceClass, SearchAbandoned, ConstraintError) as exc:
             return [self._record(branch, key, Outcome(PENDING, reason=str(exc), note=note))]
         return [self._commit(branch.child() if len(choices) > 1 else branch, pod, key, choice, note)
                 for choice in choices]
@@ -385,7 +385,7 @@ class Simulation:
             template = self.templates[p]
             try:
                 picks = self._fit(branch, pod, template, frozenset())
-            except (CelEvaluationError, MissingDeviceClass, SearchAbandoned):
+            except (CelEvaluationError, MissingDeviceClass, SearchAbandoned, ConstraintError):
                 continue
             if picks is None or self._short(pod, template.room, NodeState()):
                 continue

@@ -223,12 +223,6 @@ def claim_spec(entry: str, source: str, shared: bool, devices: Mapping[str, Any]
     return claim
 
 
-def _tolerations(cfg: StackConfig, pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[dict]:
-    tolerations = [dict(t) for t in pod.get("tolerations") or ()]
-    # Tolerations the cloud adds by itself (GKE: the taint of a selected compute class).
-    return tolerations + clouds.profile(cfg.cluster.cloud).implied_tolerations(node_selector)
-
-
 def _affinity_terms(pod: Mapping[str, Any]) -> list[dict] | None:
     node_affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {})
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -264,6 +258,62 @@ def _counted_claims(pod: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     return []
 
 
+def pod_spec(name: str, namespace: str, replicas: int, pod: Mapping[str, Any],
+             templates: Mapping[tuple[str, str], Mapping[str, Any]],
+             claims: Mapping[tuple[str, str], Mapping[str, Any]],
+             implied_tolerations: Iterable[dict] = ()) -> PodSpec:
+    """One pod template read into a PodSpec; what makes every such pod pending is its ``problem``.
+
+    ``templates`` and ``claims`` are the ResourceClaimTemplates and ResourceClaims by (namespace, name);
+    ``implied_tolerations`` are the ones the cloud adds by itself.
+    """
+    node_selector = {str(k): str(v) for k, v in (pod.get("nodeSelector") or {}).items()}
+    spec = PodSpec(
+        workload=name,
+        namespace=namespace,
+        replicas=replicas,
+        node_selector=node_selector,
+        affinity_terms=_affinity_terms(pod),
+        tolerations=[dict(t) for t in pod.get("tolerations") or ()] + list(implied_tolerations),
+        preferred_terms=_preferred_terms(pod),
+        counted=_counted_claims(pod),
+    )
+    try:
+        spec.cpu_m, spec.memory_mib = _requests(pod)
+    except ValueError as exc:
+        spec.problem = f"the API server rejects the pod's resource requests: {exc}"
+    for ref in pod.get("resourceClaims") or ():
+        entry = str(ref.get("name"))
+        try:
+            if ref.get("resourceClaimTemplateName"):
+                key = (namespace, str(ref["resourceClaimTemplateName"]))
+                if key not in templates:
+                    spec.problem = f"ResourceClaimTemplate {key[0]}/{key[1]} does not exist"
+                    break
+                body = ((templates[key].get("spec") or {}).get("spec") or {}).get("devices") or {}
+                spec.claims.append(claim_spec(entry, f"template {key[0]}/{key[1]}", False, body))
+            elif ref.get("resourceClaimName"):
+                key = (namespace, str(ref["resourceClaimName"]))
+                if key not in claims:
+                    spec.problem = f"ResourceClaim {key[0]}/{key[1]} does not exist"
+                    break
+                body = (claims[key].get("spec") or {}).get("devices") or {}
+                spec.claims.append(claim_spec(entry, f"claim {key[0]}/{key[1]}", True, body))
+        except UnsupportedClaim as exc:
+            spec.problem = f"the allocator refuses claim {ref.get('name')}: {exc}"
+            break
+        except NotModelled as exc:
+            spec.problem = f"the simulator does not model claim {ref.get('name')}: {exc}"
+            break
+        except CelUnsupportedError as exc:
+            spec.problem = f"the simulator cannot evaluate the claim's selector: {exc}"
+            break
+        except CelCompileError as exc:
+            spec.problem = f"the API server rejects the claim's selector: {exc}"
+            break
+    return spec
+
+
 def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
               replicas: Mapping[str, int] | None = None) -> list[PodSpec]:
     """One PodSpec per Deployment with resource claims, in the order of the objects."""
@@ -277,51 +327,10 @@ def pod_specs(cfg: StackConfig, objects: list[Mapping[str, Any]],
         if not pod.get("resourceClaims"):
             continue
         name = workload_name(cfg, deployment)
-        namespace = _namespace(deployment)
         node_selector = {str(k): str(v) for k, v in (pod.get("nodeSelector") or {}).items()}
         count = (replicas or {}).get(name)
-        spec = PodSpec(
-            workload=name,
-            namespace=namespace,
-            replicas=_int((deployment.get("spec") or {}).get("replicas"), 1) if count is None else count,
-            node_selector=node_selector,
-            affinity_terms=_affinity_terms(pod),
-            tolerations=_tolerations(cfg, pod, node_selector),
-            preferred_terms=_preferred_terms(pod),
-            counted=_counted_claims(pod),
-        )
-        try:
-            spec.cpu_m, spec.memory_mib = _requests(pod)
-        except ValueError as exc:
-            spec.problem = f"the API server rejects the pod's resource requests: {exc}"
-        for ref in pod["resourceClaims"]:
-            entry = str(ref.get("name"))
-            try:
-                if ref.get("resourceClaimTemplateName"):
-                    key = (namespace, str(ref["resourceClaimTemplateName"]))
-                    if key not in templates:
-                        spec.problem = f"ResourceClaimTemplate {key[0]}/{key[1]} does not exist"
-                        break
-                    body = ((templates[key].get("spec") or {}).get("spec") or {}).get("devices") or {}
-                    spec.claims.append(claim_spec(entry, f"template {key[0]}/{key[1]}", False, body))
-                elif ref.get("resourceClaimName"):
-                    key = (namespace, str(ref["resourceClaimName"]))
-                    if key not in claims:
-                        spec.problem = f"ResourceClaim {key[0]}/{key[1]} does not exist"
-                        break
-                    body = (claims[key].get("spec") or {}).get("devices") or {}
-                    spec.claims.append(claim_spec(entry, f"claim {key[0]}/{key[1]}", True, body))
-            except UnsupportedClaim as exc:
-                spec.problem = f"the allocator refuses claim {ref.get('name')}: {exc}"
-                break
-            except NotModelled as exc:
-                spec.problem = f"the simulator does not model claim {ref.get('name')}: {exc}"
-                break
-            except CelUnsupportedError as exc:
-                spec.problem = f"the simulator cannot evaluate the claim's selector: {exc}"
-                break
-            except CelCompileError as exc:
-                spec.problem = f"the API server rejects the claim's selector: {exc}"
-                break
-        specs.append(spec)
+        specs.append(pod_spec(
+            name, _namespace(deployment),
+            _int((deployment.get("spec") or {}).get("replicas"), 1) if count is None else count,
+            pod, templates, claims, clouds.profile(cfg.cluster.cloud).implied_tolerations(node_selector)))
     return specs

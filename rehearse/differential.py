@@ -1,0 +1,470 @@
+"""The differential run: generated scenarios placed by the real kube-scheduler and by the simulator, compared.
+
+``python -m rehearse.differential --seed N --count 500 [--minor 1.35] [--json]``
+
+Each scenario (:mod:`rehearse.scenarios`) is applied to Kubernetes' own control plane through the harness
+(:mod:`rehearse.harness`): its Nodes, ResourceSlices, DeviceClasses and ResourceClaimTemplates first, then its
+pod groups one after the other, each applied and settled before the next, so the scheduler meets the pods in
+the order the simulator places them. Many scenarios share one API server (they cannot see each other's nodes:
+:data:`rehearse.scenarios.SCENARIO_LABEL`); the cluster is reset between batches. What the real scheduler
+did is read back: each pod's ``spec.nodeName`` and, per claim, ``status.allocation.devices.results`` (request or
+subrequest, device).
+
+The simulator's answer (:mod:`rehearse.simside`) is the set of layouts it considers possible. The scenario
+agrees when the real layout is one of them; it is *determinate* when the simulator claims exactly one. Every
+disagreement is printed with its scenario; ``--record DIR`` writes each one as a regression fixture (the
+scenario's objects and the real scheduler's answer), which ``tests/test_differential_replay.py`` replays
+against the simulator without Go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rehearse import scenarios as gen
+from rehearse.simside import Layout, Pick, SimAnswer, simulate
+
+DEFAULT_SEED = 20260
+DEFAULT_COUNT = 500
+DEFAULT_MINOR = "1.35"
+BATCH = 125
+#: How long nothing may change before a wave counts as placed: longer than the scheduler's first backoff (1 s), so a
+#: pod tried before its ResourceClaim existed is tried again before the next wave arrives.
+QUIET_MS = 1200
+#: The longest wait for the cluster objects to go quiet before the first pods (the scheduler's informers must have
+#: every ResourceSlice); past it the pods are applied anyway.
+OBJECTS_SETTLE_S = 20.0
+#: A scenario that disagreed in its batch is placed again alone, with this pause after its objects settle: in a
+#: batch of hundreds of ResourceSlices on a loaded machine the scheduler was seen to place a pod before it had a
+#: node's slice (seed 20260, s0245: alone, kube-scheduler answers as the simulator does).
+ALONE_PAUSE_S = 3.0
+
+
+# ---- what the real scheduler did ----------------------------------------------------------------------
+
+
+def observe(document: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
+            claims: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The real scheduler's answer for one scenario, from the pods and claims the API server lists."""
+    groups = {g["name"] for g in document["groups"]}
+    by_claim = {(c["metadata"].get("namespace"), c["metadata"]["name"]): c for c in claims}
+    answer = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        group = (meta.get("labels") or {}).get(gen.GROUP_LABEL)
+        if group not in groups:
+            continue
+        node = (pod.get("spec") or {}).get("nodeName") or None
+        picks: list[list[str]] = []
+        reason = None
+        if node:
+            for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+                claim = by_claim.get((meta.get("namespace"), status.get("resourceClaimName")))
+                allocation = ((claim or {}).get("status") or {}).get("allocation") or {}
+                for result in (allocation.get("devices") or {}).get("results") or ():
+                    picks.append([status["name"], result["request"], result["device"]])
+        else:
+            for condition in (pod.get("status") or {}).get("conditions") or ():
+                if condition.get("type") == "PodScheduled":
+                    reason = f"{condition.get('reason')}: {condition.get('message', '')}"[:300]
+        answer.append({"group": group, "node": node, "picks": sorted(picks), "reason": reason})
+    answer.sort(key=lambda p: (p["group"], p["node"] or "", p["picks"]))
+    return {"pods": answer}
+
+
+def pool_of_nodes(document: Mapping[str, Any]) -> dict[str, str]:
+    return {n["metadata"]["name"]: n["metadata"]["labels"][gen.POOL_LABEL] for n in document["nodes"]}
+
+
+def real_layout(document: Mapping[str, Any], observed: Mapping[str, Any]) -> Layout:
+    """The observed placement in the simulator's terms (node names forgotten within a pool)."""
+    pools = pool_of_nodes(document)
+    order = list(dict.fromkeys(pools.values()))
+    contents: dict[str, list[tuple[str, tuple[Pick, ...]]]] = {name: [] for name in pools}
+    pending = []
+    for pod in observed["pods"]:
+        if pod["node"] is None:
+            pending.append(pod["group"])
+            continue
+        contents.setdefault(pod["node"], []).append((pod["group"], tuple(sorted(tuple(p) for p in pod["picks"]))))
+    per_pool: dict[str, list] = {p: [] for p in order}
+    for node, content in contents.items():
+        per_pool.setdefault(pools.get(node, f"?{node}"), []).append(tuple(sorted(content)))
+    return (tuple(tuple(sorted(per_pool[p])) for p in per_pool), tuple(sorted(pending)))
+
+
+# ---- the comparison -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    name: str
+    agrees: bool
+    determinate: bool
+    undecided: str | None = None
+    detail: str = ""
+    groups_differing: list[str] = field(default_factory=list)
+    pods: int = 0
+    pods_agreeing: int = 0  # real pods whose outcome is one the simulator gives a pod of its group
+
+
+def _pod_outcomes(layout: Layout, pools: Sequence[str]) -> Counter:
+    """Per-pod outcomes of a layout: (group, pool or None, picks)."""
+    counts: Counter = Counter()
+    for pool, nodes in zip(pools, layout[0], strict=False):
+        for content in nodes:
+            for group, picks in content:
+                counts[(group, pool, picks)] += 1
+    for group in layout[1]:
+        counts[(group, None, ())] += 1
+    return counts
+
+
+def _describe(outcome: tuple) -> str:
+    group, pool, picks = outcome
+    if pool is None:
+        return f"{group}: not scheduled"
+    devices = ", ".join(f"{claim}:{request}={device}" for claim, request, device in picks) or "no devices"
+    return f"{group}: {pool} [{devices}]"
+
+
+def compare(document: Mapping[str, Any], observed: Mapping[str, Any], answer: SimAnswer) -> Verdict:
+    name = document["name"]
+    if answer.undecided:
+        return Verdict(name, True, False, undecided=answer.undecided,
+                       detail=f"the simulator declares it undetermined: {answer.undecided}")
+    real = real_layout(document, observed)
+    pods = len(observed["pods"])
+    if real in answer.layouts:
+        return Verdict(name, True, answer.determinate, pods=pods, pods_agreeing=pods)
+    pools = list(dict.fromkeys(pool_of_nodes(document).values()))
+    real_pods = _pod_outcomes(real, pools)
+    possible = [_pod_outcomes(layout, pools) for layout in answer.layouts]
+    anywhere = set().union(*possible) if possible else set()
+    differing = sorted({o[0] for o in real_pods if all(p[o] != real_pods[o] for p in possible)}
+                       | {o[0] for p in possible for o in p if p[o] != real_pods.get(o, 0)})
+    lines = [f"real scheduler: {'; '.join(f'{n} x {_describe(o)}' for o, n in sorted(real_pods.items(), key=str))}"]
+    for i, p in enumerate(sorted(possible, key=str)[:4]):
+        lines.append(f"simulator{f' (way {i + 1} of {len(possible)})' if len(possible) > 1 else ''}: "
+                     f"{'; '.join(f'{n} x {_describe(o)}' for o, n in sorted(p.items(), key=str))}")
+    return Verdict(name, False, answer.determinate, detail="\n".join(lines),
+                   groups_differing=[g for g in differing if any(o[0] == g for o in real_pods)], pods=pods,
+                   pods_agreeing=sum(n for o, n in real_pods.items() if o in anywhere))
+
+
+# ---- the run ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    document: dict[str, Any]
+    answer: SimAnswer
+    observed: dict[str, Any] | None = None
+    verdict: Verdict | None = None
+    apply_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    seed: int
+    minor: str
+    version: str
+    cases: list[Case]
+    seconds: float
+    simulator_seconds: float
+    failures: list[str] = field(default_factory=list)  # batches the control plane could not place
+    #: scenarios that disagreed in their batch and were placed again alone: True when the answer alone agrees
+    rechecked: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def compared(self) -> list[Case]:
+        return [c for c in self.cases if c.verdict is not None]
+
+    @property
+    def disagreements(self) -> list[Case]:
+        return [c for c in self.compared if not c.verdict.agrees]
+
+    @property
+    def agreement_rate(self) -> float:
+        compared = self.compared
+        return sum(c.verdict.agrees for c in compared) / len(compared) if compared else 0.0
+
+    @property
+    def determinate(self) -> int:
+        return sum(c.verdict.determinate for c in self.compared)
+
+    def pods_agreeing(self) -> int:
+        return sum(c.verdict.pods_agreeing for c in self.compared)
+
+    def pods(self) -> tuple[int, int]:
+        total = placed = 0
+        for case in self.compared:
+            for pod in case.observed["pods"]:
+                total += 1
+                placed += pod["node"] is not None
+        return total, placed
+
+    def to_json(self) -> dict[str, Any]:
+        total, placed = self.pods()
+        return {
+            "seed": self.seed, "scenarios": len(self.cases), "compared": len(self.compared),
+            "kubernetes": self.version, "minor": self.minor,
+            "agreementRate": round(self.agreement_rate, 4),
+            "agreeing": sum(c.verdict.agrees for c in self.compared),
+            "determinate": self.determinate,
+            "determinateDisagreements": sum(c.verdict.determinate for c in self.disagreements),
+            "pods": total, "podsScheduled": placed, "podsAgreeing": self.pods_agreeing(),
+            "seconds": round(self.seconds, 2), "scenariosPerSecond": round(len(self.compared) / self.seconds, 2)
+            if self.seconds else None,
+            "simulatorSeconds": round(self.simulator_seconds, 2),
+            "disagreements": [{"scenario": c.document["name"], "description": c.document["description"],
+                               "determinate": c.verdict.determinate, "groups": c.verdict.groups_differing,
+                               "detail": c.verdict.detail} for c in self.disagreements],
+            "applyErrors": {c.document["name"]: c.apply_errors for c in self.cases if c.apply_errors},
+            "failures": self.failures,
+            "placedAgainAlone": self.rechecked,
+        }
+
+    def render(self) -> str:
+        total, placed = self.pods()
+        lines = [
+            f"differential run: seed {self.seed}, {len(self.cases)} scenarios, kube-scheduler {self.version}",
+            f"  compared:     {len(self.compared)} scenarios, {total} pods ({placed} scheduled by kube-scheduler; "
+            f"{self.pods_agreeing()} with an outcome the simulator allows)",
+            f"  agreement:    {self.agreement_rate:.2%} ({sum(c.verdict.agrees for c in self.compared)}"
+            f" of {len(self.compared)}); determinate: {self.determinate}",
+            f"  speed:        {len(self.compared) / self.seconds:.1f} scenarios/s "
+            f"({self.seconds:.1f} s; the simulator's share {self.simulator_seconds:.1f} s)" if self.seconds else "",
+        ]
+        lines += [f"  NOT COMPARED {failure}" for failure in self.failures]
+        lines += [f"  {name}: disagreed in its batch, {'agrees' if ok else 'disagrees'} placed alone"
+                  for name, ok in self.rechecked.items()]
+        for case in self.disagreements:
+            kind = "DETERMINATE " if case.verdict.determinate else ""
+            lines.append(f"{kind}DISAGREEMENT {case.document['description']}")
+            lines += [f"    {line}" for line in case.verdict.detail.splitlines()]
+        return "\n".join(line for line in lines if line)
+
+
+def simulate_all(documents: Sequence[dict[str, Any]], kubernetes: str | None = None) -> list[Case]:
+    return [Case(d, simulate(d, kubernetes=kubernetes)) for d in documents]
+
+
+def _base_objects() -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": gen.NAMESPACE}},
+            *gen.driver_device_classes()]
+
+
+def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, Case], *, reset: bool = True,
+              settle_timeout: float = 180.0, quiet_ms: int = QUIET_MS, pause_s: float = 0.0) -> None:
+    """Apply one batch of scenarios to a running control plane, wave by wave, and read the answers back."""
+    if reset:
+        harness.reset()
+    objects: list[dict[str, Any]] = _base_objects()
+    owners: dict[str, str] = {}
+    for sc in batch:
+        for obj in sc.objects():
+            owners[_ref(obj)] = sc.name
+            objects.append(obj)
+    _apply(harness, objects, owners, cases)
+    # The scheduler must see every node's ResourceSlice before the first pod: a pod scheduled earlier would meet
+    # a node without devices (seen in the first 500-scenario run: an allocator error turned into a placement).
+    try:
+        harness.settle(timeout_s=OBJECTS_SETTLE_S, quiet_ms=quiet_ms)
+    except Exception as exc:  # noqa: BLE001 - a busy control plane may not go quiet; the wait was the point
+        if type(exc).__name__ != "HarnessTimeout":
+            raise
+    time.sleep(pause_s)
+    for wave in range(max(len(sc.groups) for sc in batch)):
+        pods = []
+        for sc in batch:
+            if wave < len(sc.groups):
+                for obj in sc.group_objects(sc.groups[wave]):
+                    owners[_ref(obj)] = sc.name
+                    pods.append(obj)
+        _apply(harness, pods, owners, cases)
+        harness.settle(timeout_s=settle_timeout, quiet_ms=quiet_ms)
+    listed = harness.list("pods", "resourceclaims")
+    pods_by: dict[str, list] = {}
+    for pod in listed.get("pods", []):
+        group = ((pod.get("metadata") or {}).get("labels") or {}).get(gen.GROUP_LABEL, "")
+        pods_by.setdefault(group.split("-")[0], []).append(pod)
+    for sc in batch:
+        case = cases[sc.name]
+        case.observed = observe(case.document, pods_by.get(sc.name, []), listed.get("resourceclaims", []))
+        case.verdict = compare(case.document, case.observed, case.answer)
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return "/".join(x for x in (obj.get("kind"), meta.get("namespace"), meta.get("name")) if x)
+
+
+def _apply(harness: Any, objects: list[dict[str, Any]], owners: Mapping[str, str],
+           cases: Mapping[str, Case]) -> None:
+    for result in harness.apply(objects):
+        if not result.ok:
+            owner = owners.get(result.ref) or next((o for r, o in owners.items() if r.endswith(result.ref)), None)
+            if owner in cases:
+                cases[owner].apply_errors.append(f"{result.ref}: {result.error}")
+            else:
+                raise RuntimeError(f"the API server refused {result.ref}: {result.error}")
+
+
+def run(seed: int, count: int, minor: str = DEFAULT_MINOR, batch: int = BATCH, progress=print,
+        start: Callable[[], Any] | None = None) -> Report:
+    """Generate, simulate, and have the real scheduler place ``count`` scenarios.
+
+    Each batch gets a fresh control plane (``start``, by default the harness at ``minor``): starting one takes a
+    few seconds, less than deleting a batch's hundreds of objects, and no batch can see another's leftovers. A
+    batch the control plane fails on is reported as not compared, and the run goes on.
+    """
+    scenarios = gen.generate(seed, count)
+    started = time.monotonic()
+    cases = {c.document["name"]: c for c in simulate_all([sc.document() for sc in scenarios], minor)}
+    simulator_seconds = time.monotonic() - started
+    if start is None:
+        from rehearse.harness import Harness, ensure_built
+        ensure_built(minor, progress=progress)
+
+        def start():
+            return Harness.start(minor)
+    version = minor
+    failures: list[str] = []
+    started = time.monotonic()
+    for i in range(0, len(scenarios), batch):
+        chunk = scenarios[i:i + batch]
+        harness = start()
+        try:
+            version = getattr(harness, "version", version)
+            run_batch(harness, chunk, cases, reset=False)
+        except Exception as exc:  # the control plane failed this batch: say so, keep the others
+            failures.append(f"scenarios {chunk[0].name}..{chunk[-1].name}: {type(exc).__name__}: {exc}")
+            progress(f"  batch {chunk[0].name}..{chunk[-1].name} failed: {exc}")
+        finally:
+            harness.close()
+        progress(f"  {min(i + batch, len(scenarios))}/{len(scenarios)} scenarios placed by kube-scheduler")
+    seconds = time.monotonic() - started + simulator_seconds
+    report = Report(seed, minor, version, list(cases.values()), seconds, simulator_seconds, failures)
+    for case in report.disagreements:  # a batch's answer, checked alone before it counts against the simulator
+        alone = next(sc for sc in scenarios if sc.name == case.document["name"])
+        first = case.observed
+        harness = start()
+        try:
+            run_batch(harness, [alone], cases, reset=False, pause_s=ALONE_PAUSE_S)
+        except Exception as exc:  # noqa: BLE001 - the batch's answer stands
+            progress(f"  {alone.name} alone: {exc}")
+            continue
+        finally:
+            harness.close()
+        report.rechecked[alone.name] = case.verdict.agrees
+        progress(f"  {alone.name} placed alone: {'agrees' if case.verdict.agrees else 'still disagrees'}")
+        if not case.verdict.agrees:
+            case.observed = first  # keep what the batch saw too
+            case.verdict = compare(case.document, first, case.answer)
+    return report
+
+
+def fixture(case: Case, report: Report) -> dict[str, Any]:
+    """A regression case: the scenario's objects and what the real scheduler did with them."""
+    return {"kubernetes": report.version, "seed": report.seed, "document": case.document,
+            "observed": case.observed, "applyErrors": case.apply_errors}
+
+
+def record(report: Report, directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for case in report.disagreements:
+        path = directory / f"seed{report.seed}-{case.document['name']}.json"
+        path.write_text(json.dumps(fixture(case, report), indent=1, sort_keys=True) + "\n")
+        written.append(path)
+    return written
+
+
+def save(report: Report, path: Path) -> None:
+    """Every scenario's objects and the real scheduler's answer, gzipped: the whole run, replayable without Go."""
+    data = {"kubernetes": report.version, "seed": report.seed, "count": len(report.cases),
+            "cases": [{"document": c.document, "observed": c.observed, "applyErrors": c.apply_errors}
+                      for c in report.cases if c.observed is not None]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
+        json.dump(data, out, sort_keys=True, separators=(",", ":"))
+
+
+def replay(run: Mapping[str, Any]) -> Report:
+    """A saved run's real answers against the simulator as it is now (the speed is the simulator's alone)."""
+    started = time.monotonic()
+    cases = []
+    for saved in run["cases"]:
+        case = Case(saved["document"], simulate(saved["document"], kubernetes=run["kubernetes"]), saved["observed"], None,
+                    list(saved.get("applyErrors") or ()))
+        case.verdict = compare(case.document, case.observed, case.answer)
+        cases.append(case)
+    seconds = time.monotonic() - started
+    return Report(run["seed"], "", run["kubernetes"], cases, seconds, seconds)
+
+
+def load(path: Path) -> dict[str, Any]:
+    with gzip.open(path, "rt", encoding="utf-8") as source:
+        return json.load(source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rehearse.differential", description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--minor", default=DEFAULT_MINOR, help="Kubernetes minor of the control plane (1.35)")
+    parser.add_argument("--batch", type=int, default=BATCH, help="scenarios per API server reset")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--record", type=Path, help="write each disagreement as a regression fixture here")
+    parser.add_argument("--save", type=Path, help="write every scenario and the real answer here (.json.gz)")
+    parser.add_argument("--simulate-only", action="store_true", help="the simulator's side only (no Go needed)")
+    parser.add_argument("--replay", type=Path, help="judge the simulator against a saved run (no Go needed)")
+    args = parser.parse_args(argv)
+    if args.replay:
+        report = replay(load(args.replay))
+        print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
+        return 1 if report.disagreements else 0
+    log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
+    log(f"differential run: seed {args.seed}, {args.count} scenarios")
+    if args.simulate_only:
+        started = time.monotonic()
+        cases = simulate_all([sc.document() for sc in gen.generate(args.seed, args.count)], args.minor)
+        seconds = time.monotonic() - started
+        determinate = sum(c.answer.determinate for c in cases)
+        summary = {"seed": args.seed, "scenarios": len(cases), "determinate": determinate,
+                   "undecided": sum(c.answer.undecided is not None for c in cases),
+                   "seconds": round(seconds, 2), "scenariosPerSecond": round(len(cases) / seconds, 1)}
+        print(json.dumps(summary) if args.json else
+              f"simulator only: {len(cases)} scenarios, {determinate} determinate, {len(cases) / seconds:.1f}/s")
+        return 0
+    try:
+        report = run(args.seed, args.count, args.minor, args.batch, progress=log)
+    except Exception as exc:  # the harness's own errors say what to do
+        if type(exc).__name__ in ("HarnessUnavailable", "HarnessError", "HarnessTimeout"):
+            print(f"cannot run the differential test: {exc}", file=sys.stderr)
+            return 2
+        raise
+    if args.record:
+        for path in record(report, args.record):
+            log(f"recorded {path}")
+    if args.save:
+        save(report, args.save)
+        log(f"saved {args.save}")
+    print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
+    if report.disagreements:
+        return 1
+    return 2 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

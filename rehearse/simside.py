@@ -1,0 +1,277 @@
+"""The simulator's answer for one differential scenario: every way its pods can be placed.
+
+The scenario arrives as plain Kubernetes objects (a *scenario document*, see
+:meth:`rehearse.scenarios.Scenario.document`), so a recorded case replays without the generator. The
+simulator's own parts decide: pods are read by :func:`simulator.workloads.pod_spec`, DeviceClasses by
+:func:`simulator.workloads.device_classes`, nodes are filtered by :func:`simulator.scheduling.node_predicates`,
+devices allocated by :class:`simulator.allocator.Allocator`. The pods are placed one at a time in the
+scenario's order, as kube-scheduler's default profile filters (``NodeResourcesFit`` before
+``DynamicResources``: pkg/scheduler/apis/config/v1/default_plugins.go, v1.35.4): a node whose CPU, memory or
+pod count cannot take the pod is never asked for devices.
+
+Where several nodes can take a pod, the choice belongs to the scheduler's scores and its random tie-break
+(``selectHost`` samples among the best-scored nodes): the simulator claims no node there and follows every
+choice, unless a node scorer (:data:`NodeScorer`) says which nodes score best. The answer is the set of
+*layouts* every choice leads to. A layout forgets node names where they cannot matter: nodes of one pool are
+identical, so a layout lists, per pool, the sorted contents of its nodes (each pod's group, and per claim
+request the subrequest and device names it got), and the groups of the pods left pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_fungibility import sizing
+from gpu_fungibility.dra_cel import CelEvaluationError
+from gpu_fungibility.node_selection import NodeTaint
+
+from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, SearchAbandoned
+from simulator.cluster import SimDevice, SimNode
+from simulator.scheduling import node_predicates
+from simulator.workloads import PodSpec, device_classes, pod_spec
+
+#: The most layouts one scenario may have before the simulator stops following choices.
+MAX_LAYOUTS = 4096
+POOL_LABEL = "differential.gpu-fungibility.dev/pool"
+HOSTNAME = "kubernetes.io/hostname"
+
+Pick = tuple[str, str, str]  # (the pod's claim entry, request or request/subrequest, device name)
+Content = tuple[tuple[str, tuple[Pick, ...]], ...]  # a node's pods: (group, picks), sorted
+Layout = tuple[tuple[tuple[Content, ...], ...], tuple[str, ...]]  # per pool: node contents sorted; pending groups
+
+
+@dataclass(frozen=True)
+class NodeState:
+    used: frozenset[str] = frozenset()  # device names
+    cpu_m: int = 0
+    memory_mib: int = 0
+    pods: int = 0
+    content: Content = ()
+
+    def sort_key(self) -> tuple:
+        return self.content, tuple(sorted(self.used)), self.cpu_m, self.memory_mib, self.pods
+
+
+State = tuple[tuple[tuple[NodeState, ...], ...], tuple[str, ...]]
+
+
+@dataclass
+class PoolModel:
+    name: str
+    nodes: list[str]
+    node: SimNode  # the first node: every node of the pool is the same but for its name
+    cpu_m: int
+    memory_mib: int
+    max_pods: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    pool: int
+    state: NodeState
+    picks: tuple  # simulator.allocator.Pick
+    count: int = 1  # nodes of the pool in this state
+
+
+#: Given a pod and the nodes that can take it, the candidates the scheduler's scores put first (all of them when
+#: the scorer cannot tell); None stands for "no scorer": every candidate is a possible choice.
+NodeScorer = Callable[[PodSpec, Sequence[Candidate]], Sequence[Candidate]]
+
+
+@dataclass
+class SimAnswer:
+    layouts: set[Layout] = field(default_factory=set)
+    problems: dict[str, str] = field(default_factory=dict)  # group -> why every pod of it is pending
+    undecided: str | None = None  # the simulator gave up (too many layouts, search abandoned)
+
+    @property
+    def determinate(self) -> bool:
+        return self.undecided is None and len(self.layouts) == 1
+
+
+class NotEquivalent(ValueError):
+    """Nodes of one pool differ in more than their names (the layouts would be wrong)."""
+
+
+def _node_signature(node: Mapping[str, Any], devices: list[dict]) -> tuple:
+    labels = {k: v for k, v in ((node.get("metadata") or {}).get("labels") or {}).items() if k != HOSTNAME}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    return (sorted(labels.items()), repr(spec.get("taints")), repr(status.get("allocatable")),
+            [d["name"] for d in devices])
+
+
+def build_pools(document: Mapping[str, Any]) -> list[PoolModel]:
+    slices: dict[str, tuple[str, list[dict]]] = {}
+    for s in document["resourceSlices"]:
+        spec = s["spec"]
+        slices[spec["nodeName"]] = (spec["driver"], list(spec.get("devices") or ()))
+    pools: dict[str, list[Mapping[str, Any]]] = {}
+    for node in document["nodes"]:
+        pools.setdefault(node["metadata"]["labels"][POOL_LABEL], []).append(node)
+    out = []
+    for name, nodes in pools.items():
+        signatures = {repr(_node_signature(n, slices.get(n["metadata"]["name"], ("", []))[1])) for n in nodes}
+        if len(signatures) > 1:
+            raise NotEquivalent(f"pool {name}: its nodes differ in more than their names")
+        first = nodes[0]
+        node_name = first["metadata"]["name"]
+        driver, entries = slices.get(node_name, ("", []))
+        labels = dict(first["metadata"].get("labels") or {})
+        taints = [NodeTaint(t["key"], t.get("value") or "", t.get("effect") or "NoSchedule")
+                  for t in (first.get("spec") or {}).get("taints") or ()]
+        allocatable = first["status"]["allocatable"]
+        sim = SimNode(node_name, name, labels, taints, [SimDevice.build(node_name, driver, e) for e in entries])
+        out.append(PoolModel(name, [n["metadata"]["name"] for n in nodes], sim,
+                             sizing.parse_cpu(str(allocatable["cpu"])),
+                             sizing.parse_memory(str(allocatable["memory"])), int(allocatable.get("pods", 110))))
+    return out
+
+
+def _by_key(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    return {((o["metadata"].get("namespace") or "default"), o["metadata"]["name"]): o for o in objects}
+
+
+class ScenarioSimulator:
+    def __init__(self, document: Mapping[str, Any], scorer: NodeScorer | None = None):
+        self.document = document
+        self.pools = build_pools(document)
+        classes, problems = device_classes(document["deviceClasses"])
+        self.allocator = Allocator(classes, problems)
+        self.scorer = scorer
+        templates = _by_key(document["templates"])
+        self.groups: list[tuple[str, PodSpec, int]] = []
+        for group in document["groups"]:
+            spec = pod_spec(group["name"], document["namespace"], int(group["replicas"]), group["pod"], templates, {})
+            self.groups.append((group["name"], spec, int(group["replicas"])))
+
+    def start(self) -> State:
+        return tuple(tuple(NodeState() for _ in pool.nodes) for pool in self.pools), ()
+
+    def run(self) -> SimAnswer:
+        answer = SimAnswer()
+        states: set[State] = {self.start()}
+        try:
+            for name, pod, replicas in self.groups:
+                if pod.problem:
+                    answer.problems[name] = pod.problem
+                for _ in range(replicas):
+                    states = {child for state in states for child in self.place(state, name, pod)}
+                    if len(states) > MAX_LAYOUTS:
+                        answer.undecided = f"more than {MAX_LAYOUTS} ways the pods can be placed"
+                        return answer
+        except SearchAbandoned as exc:
+            answer.undecided = str(exc)
+            return answer
+        answer.layouts = {layout_of(state) for state in states}
+        return answer
+
+    def candidates(self, state: State, pod: PodSpec) -> list[Candidate]:
+        """Every distinct node that can take the pod; raises CelEvaluationError / MissingDeviceClass."""
+        found = []
+        for p, pool in enumerate(self.pools):
+            if node_predicates(pod, pool.node):
+                continue
+            for node in dict.fromkeys(state[0][p]):  # equal states of one pool are one choice
+                if (node.cpu_m + pod.cpu_m > pool.cpu_m or node.memory_mib + pod.memory_mib > pool.memory_mib
+                        or node.pods + 1 > pool.max_pods):
+                    continue  # NodeResourcesFit filters before DynamicResources
+                in_use = frozenset(f"{pool.node.name}/{d}" for d in node.used)
+                picks = self.allocator.allocate(pod.claims, pool.node, in_use)
+                if picks is not None:
+                    found.append(Candidate(p, node, tuple(picks), state[0][p].count(node)))
+        return found
+
+    def place(self, state: State, group: str, pod: PodSpec) -> list[State]:
+        if pod.problem:
+            return [_pending(state, group)]
+        try:
+            found = self.candidates(state, pod)
+        except (CelEvaluationError, MissingDeviceClass, ConstraintError):
+            return [_pending(state, group)]  # the scheduler's Filter errors: the pod is not scheduled
+        if not found:
+            return [_pending(state, group)]
+        if self.scorer is not None:
+            found = list(self.scorer(pod, found))
+        return [_commit(state, group, pod, c) for c in found]
+
+
+def _pending(state: State, group: str) -> State:
+    return state[0], tuple(sorted((*state[1], group)))
+
+
+def _commit(state: State, group: str, pod: PodSpec, choice: Candidate) -> State:
+    picks = tuple(sorted((p.claim, p.alternative.label, p.device.name) for p in choice.picks))
+    node = choice.state
+    placed = NodeState(node.used | {p.device.name for p in choice.picks}, node.cpu_m + pod.cpu_m,
+                       node.memory_mib + pod.memory_mib, node.pods + 1,
+                       tuple(sorted((*node.content, (group, picks)))))
+    nodes = list(state[0][choice.pool])
+    nodes[nodes.index(node)] = placed
+    pools = list(state[0])
+    pools[choice.pool] = tuple(sorted(nodes, key=NodeState.sort_key))
+    return tuple(pools), state[1]
+
+
+def layout_of(state: State) -> Layout:
+    return tuple(tuple(sorted(n.content for n in nodes)) for nodes in state[0]), state[1]
+
+
+def simulate(document: Mapping[str, Any], scorer: NodeScorer | None = None, kubernetes: str | None = None) -> SimAnswer:
+    """The simulator's answer; with ``kubernetes`` (``"v1.35.4"``, ``"1.35"``) and the simulator's node scoring
+    (``simulator.scoring``) present, its scores choose among the nodes that can take a pod."""
+    simulator = ScenarioSimulator(document, scorer)
+    scoring = _scoring_module() if scorer is None and kubernetes else None
+    if scoring is not None:
+        simulator.scorer = _scorer(simulator, ".".join(kubernetes.lstrip("v").split(".")[:2]), scoring)
+    return simulator.run()
+
+
+def _scoring_module() -> Any:
+    """``simulator.scoring`` when it exists with the interface :func:`_scorer` uses, else None."""
+    try:
+        from simulator import scoring
+    except ImportError:
+        return None
+    needed = ("default_profile", "Candidate", "NodeShape", "ScoredPod", "score", "winners")
+    return scoring if all(hasattr(scoring, name) for name in needed) else None
+
+
+def scored(document: Mapping[str, Any], minor: str, scoring: Any) -> SimAnswer:
+    """The answer with a node scorer: ``scoring`` is a module with the interface of ``simulator.scoring``
+    (``default_profile``, ``Candidate``, ``NodeShape``, ``ScoredPod``, ``score``, ``winners``)."""
+    simulator = ScenarioSimulator(document)
+    simulator.scorer = _scorer(simulator, minor, scoring)
+    return simulator.run()
+
+
+def _scorer(simulator: ScenarioSimulator, minor: str, scoring: Any) -> NodeScorer:
+    profile = scoring.default_profile(minor)
+    kinds = {g["name"]: g.get("kind", "Pod") for g in simulator.document["groups"]}
+    mib = 2 ** 20
+
+    def choose(pod: PodSpec, found: Sequence[Candidate]) -> Sequence[Candidate]:
+        if len(found) < 2:
+            return found
+        shaped = []
+        for c in found:
+            pool = simulator.pools[c.pool]
+            ranks = []
+            for claim in pod.claims:
+                ranks.append(tuple(sorted({(p.alternative.label, p.alternative.rank) for p in c.picks
+                                           if p.claim == claim.entry and p.alternative.subrequest is not None})))
+            shaped.append(scoring.Candidate(
+                key=c, labels=pool.node.labels, taints=tuple(pool.node.taints),
+                shapes=(scoring.NodeShape((pool.cpu_m, pool.memory_mib * mib),
+                                          (c.state.cpu_m, c.state.memory_mib * mib)),),
+                pods_here=sum(1 for group, _ in c.state.content if group == pod.workload),
+                subrequests=tuple(tuple(rank for _, rank in claim) for claim in ranks),
+                count=c.count))
+        request = scoring.ScoredPod((pod.cpu_m, pod.memory_mib * mib), tolerations=tuple(pod.tolerations),
+                                    spread=kinds.get(pod.workload) == "Deployment")
+        best = scoring.winners(scoring.score(profile, request, shaped), profile)
+        return [s.candidate.key for s in best]
+
+    return choose

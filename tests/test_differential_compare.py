@@ -1,0 +1,232 @@
+"""The differential run without Go: the generator, the simulator's layouts, reading the API's answer, the verdict."""
+
+import copy
+import json
+from collections import Counter
+
+import pytest
+
+from rehearse import differential, scenarios, simside
+
+SEED = differential.DEFAULT_SEED
+
+
+@pytest.fixture(scope="module")
+def generated():
+    return scenarios.generate(SEED, differential.DEFAULT_COUNT)
+
+
+def test_the_generator_is_a_function_of_seed_and_index(generated):
+    again = scenarios.generate(SEED, 3, start=41)
+    assert [s.document() for s in again] == [s.document() for s in generated[41:44]]
+    assert scenarios.scenario(SEED + 1, 41).document() != generated[41].document()
+
+
+def _features(sc):
+    doc = json.dumps(sc.document())
+    found = {p.kind for p in sc.pools}
+    found |= {k for k in ("firstAvailable", '"All"', "matchAttribute", "selectors", "affinity", "tolerations",
+                          "PreferNoSchedule", "compareTo", "semver") if k in doc}
+    found |= {"deployment" for g in sc.groups if g.kind == "Deployment"}
+    found |= {"custom class" for _ in sc.device_classes}
+    found |= {"count>1" for t in sc.templates() if '"count": 2' in json.dumps(t) or '"count": 4' in json.dumps(t)}
+    return found
+
+
+def test_the_scenarios_cover_what_the_issue_lists(generated):
+    seen = Counter(f for sc in generated for f in _features(sc))
+    for feature in ("gpu", "mig", "tpu", "cpu", "firstAvailable", '"All"', "matchAttribute", "selectors", "affinity",
+                    "tolerations", "PreferNoSchedule", "compareTo", "semver", "deployment", "custom class", "count>1"):
+        assert seen[feature] >= 10, (feature, seen)
+
+
+def test_nodes_of_one_pool_differ_only_in_their_names(generated):
+    for sc in generated[:100]:
+        simside.build_pools(sc.document())  # raises NotEquivalent otherwise
+
+
+def test_scenarios_never_share_nodes_or_names(generated):
+    names = Counter(o["metadata"]["name"] for sc in generated[:50] for o in sc.objects())
+    assert max(names.values()) == 1
+    for sc in generated[:50]:
+        for obj in sc.objects():
+            assert obj["metadata"]["name"].startswith(sc.name)
+        for group in sc.groups:
+            assert group.pod["nodeSelector"][scenarios.SCENARIO_LABEL] == sc.name
+
+
+def test_the_simulator_answers_every_scenario_and_most_are_determinate(generated):
+    answers = [simside.simulate(sc.document()) for sc in generated[:200]]
+    assert all(a.layouts or a.undecided for a in answers)
+    assert sum(a.determinate for a in answers) > 150
+    placed = sum(bool(content) for a in answers for layout in a.layouts for pool in layout[0] for content in pool)
+    assert placed > 100  # pods do get scheduled, not only stay pending
+
+
+# ---- the API server's answer, as the harness lists it ----
+
+
+def api_answer(document, layout):
+    """Pods and claims as the API server would list them for one of the simulator's layouts."""
+    pools = list(dict.fromkeys(n["metadata"]["labels"][scenarios.POOL_LABEL] for n in document["nodes"]))
+    nodes = {p: [n["metadata"]["name"] for n in document["nodes"]
+                 if n["metadata"]["labels"][scenarios.POOL_LABEL] == p] for p in pools}
+    pods, claims = [], []
+
+    def pod(group, node, picks):
+        name = f"{group}-{len(pods)}"
+        statuses = []
+        for entry in sorted({p[0] for p in picks}):
+            claim = f"{name}-{entry}"
+            statuses.append({"name": entry, "resourceClaimName": claim})
+            claims.append({"metadata": {"name": claim, "namespace": "differential"}, "status": {"allocation": {
+                "devices": {"results": [{"request": r, "device": d, "driver": "x", "pool": node}
+                                        for e, r, d in picks if e == entry]}}}})
+        status = {"resourceClaimStatuses": statuses} if node else {"conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/9 nodes"}]}
+        pods.append({"metadata": {"name": name, "namespace": "differential",
+                                  "labels": {scenarios.GROUP_LABEL: group}},
+                     "spec": {"nodeName": node} if node else {}, "status": status})
+
+    for pool, contents in zip(pools, layout[0], strict=True):
+        for node, content in zip(nodes[pool], contents, strict=True):
+            for group, picks in content:
+                pod(group, node, picks)
+    for group in layout[1]:
+        pod(group, None, ())
+    return pods, claims
+
+
+def _with_devices(generated):
+    for sc in generated:
+        doc = sc.document()
+        answer = simside.simulate(doc)
+        layout = next(iter(answer.layouts), None)
+        if answer.determinate and any(picks for pool in layout[0] for c in pool for _, picks in c):
+            yield doc, answer, layout
+
+
+def test_an_answer_the_simulator_predicted_agrees(generated):
+    checked = 0
+    for doc, answer, layout in _with_devices(generated[:60]):
+        pods, claims = api_answer(doc, layout)
+        observed = differential.observe(doc, pods, claims)
+        verdict = differential.compare(doc, observed, answer)
+        assert verdict.agrees and verdict.determinate, verdict.detail
+        checked += 1
+    assert checked >= 10
+
+
+def test_another_device_or_subrequest_is_a_disagreement_naming_the_group(generated):
+    doc, answer, layout = next(_with_devices(generated))
+    pods, claims = api_answer(doc, layout)
+    changed = copy.deepcopy(claims)
+    result = next(c for c in changed if c["status"]["allocation"]["devices"]["results"])
+    result = result["status"]["allocation"]["devices"]["results"][0]
+    result["device"] += "-other"
+    verdict = differential.compare(doc, differential.observe(doc, pods, changed), answer)
+    assert not verdict.agrees and verdict.determinate
+    assert "real scheduler:" in verdict.detail and "-other" in verdict.detail
+    assert verdict.groups_differing
+
+
+def test_an_unscheduled_pod_the_simulator_placed_is_a_disagreement(generated):
+    doc, answer, layout = next(_with_devices(generated))
+    pods, claims = api_answer(doc, layout)
+    bound = next(p for p in pods if p["spec"].get("nodeName"))
+    del bound["spec"]["nodeName"]
+    verdict = differential.compare(doc, differential.observe(doc, pods, claims), answer)
+    assert not verdict.agrees
+    assert "not scheduled" in verdict.detail
+
+
+def test_node_names_within_a_pool_do_not_matter(generated):
+    doc, answer, layout = next(
+        (d, a, lay) for d, a, lay in _with_devices(generated)
+        if max(Counter(n["metadata"]["labels"][scenarios.POOL_LABEL] for n in d["nodes"]).values()) > 1)
+    pools = Counter(n["metadata"]["labels"][scenarios.POOL_LABEL] for n in doc["nodes"])
+    pods, claims = api_answer(doc, layout)
+    pool = max(pools, key=pools.get)
+    names = [n["metadata"]["name"] for n in doc["nodes"] if n["metadata"]["labels"][scenarios.POOL_LABEL] == pool]
+    swap = {names[0]: names[1], names[1]: names[0]}
+    for p in pods:
+        if p["spec"].get("nodeName") in swap:
+            p["spec"]["nodeName"] = swap[p["spec"]["nodeName"]]
+    assert differential.compare(doc, differential.observe(doc, pods, claims), answer).agrees
+
+
+def test_the_report_prints_seed_count_rate_and_each_disagreement(generated):
+    docs = [sc.document() for sc in generated[:30]]
+    cases = differential.simulate_all(docs)
+    for i, case in enumerate(cases):
+        layout = next(iter(case.answer.layouts))
+        pods, claims = api_answer(case.document, layout)
+        if i == 3:
+            pods = [p for p in pods if not p["spec"].get("nodeName")]  # nothing scheduled
+            if not any(c for pool in layout[0] for c in pool):
+                pods.append({"metadata": {"labels": {scenarios.GROUP_LABEL: docs[3]["groups"][0]["name"]}},
+                             "spec": {"nodeName": docs[3]["nodes"][0]["metadata"]["name"]}, "status": {}})
+        case.observed = differential.observe(case.document, pods, claims)
+        case.verdict = differential.compare(case.document, case.observed, case.answer)
+    report = differential.Report(SEED, "1.35", "v1.35.4", cases, 3.0, 0.5)
+    text = report.render()
+    assert f"seed {SEED}, 30 scenarios" in text and "96.67%" in text and "10.0 scenarios/s" in text
+    assert "DISAGREEMENT s0003" in text
+    data = report.to_json()
+    assert data["seed"] == SEED and data["agreeing"] == 29 and data["disagreements"][0]["scenario"] == "s0003"
+
+
+class FakeControlPlane:
+    """Answers as the simulator's first layout would, except for ``wrong`` scenarios placed in a batch."""
+
+    version = "v1.35.4"
+
+    def __init__(self, documents, wrong=()):
+        self.documents = {d["name"]: d for d in documents}
+        self.wrong = set(wrong)
+        self.placed: set[str] = set()
+
+    def apply(self, objects):
+        from types import SimpleNamespace
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            labels = meta.get("labels") or (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get(
+                "labels") or {}
+            if scenarios.GROUP_LABEL in labels:
+                self.placed.add(labels[scenarios.GROUP_LABEL].split("-")[0])
+        return [SimpleNamespace(ref=differential._ref(o), ok=True, error=None) for o in objects]
+
+    def settle(self, timeout_s=60.0, quiet_ms=500):
+        return 0.0
+
+    def list(self, *kinds):
+        pods, claims = [], []
+        for name in sorted(self.placed):
+            document = self.documents[name]
+            p, c = api_answer(document, next(iter(simside.simulate(document, kubernetes=self.version).layouts)))
+            if name in self.wrong and len(self.placed) > 1:
+                for pod in p:
+                    pod["spec"].pop("nodeName", None)
+            pods += p
+            claims += c
+        return {"pods": pods, "resourceclaims": claims}
+
+    def close(self):
+        pass
+
+
+def test_a_run_places_batches_and_places_a_disagreeing_scenario_again_alone(generated):
+    documents = [sc.document() for sc in generated[:6]]
+    wrong = next(d["name"] for d in documents
+                 if any(c for pool in next(iter(simside.simulate(d, kubernetes="1.35").layouts))[0] for c in pool))
+    started = []
+
+    def start():
+        started.append(1)
+        return FakeControlPlane(documents, wrong={wrong})
+
+    report = differential.run(SEED, 6, "1.35", batch=3, progress=lambda *a: None, start=start)
+    assert len(started) == 3  # two batches, then the scenario alone
+    assert report.rechecked == {wrong: True}
+    assert len(report.compared) == 6 and not report.disagreements and not report.failures
+    assert f"{wrong}: disagreed in its batch, agrees placed alone" in report.render()
