@@ -16,8 +16,8 @@ the scenario's name. Nodes of one pool are identical but for their name (the com
 
 from __future__ import annotations
 
-import re
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
