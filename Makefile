@@ -19,7 +19,7 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify rehearse bench bench-setup clean
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -29,6 +29,7 @@ help:
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make verify STACK=dev [SNAPSHOT=file] [KUBECONFIG=file] [JSON=1]  the live cluster against the promises (read-only)"
+	@echo "make rehearse STACK=dev [JSON=1]  the plan on Kubernetes' own control plane (needs Go >= 1.24) -> build/<stack>/rehearse.md"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
 	@echo "make lint                        ruff"
@@ -81,6 +82,10 @@ preflight: venv
 verify: venv
 	$(PY) -m verify --stack $(STACK) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 		$(if $(KUBECONFIG),--kubeconfig $(KUBECONFIG)) $(if $(JSON),--json)
+
+# Kubernetes' own apiserver, scheduler and controllers (built once with Go) judge the plan and the simulator.
+rehearse: venv
+	$(PY) -m rehearse --stack $(STACK) $(if $(JSON),--json)
 
 bench: venv
 	$(PY) bench/bench_plan.py

@@ -68,6 +68,9 @@ def _run(args: argparse.Namespace, out_dir: Path, log) -> int:
     from rehearse import scenario as scenario_mod
     from rehearse.run import rehearse
 
+    stack_file = Path(args.stack_dir) / f"Pulumi.{args.stack}.yaml"
+    if not stack_file.is_file():
+        return _cannot(f"unknown stack {args.stack!r}: {stack_file} does not exist")
     try:
         from rehearse.harness import Harness, HarnessError, HarnessTimeout, HarnessUnavailable, ensure_built
     except ImportError as exc:

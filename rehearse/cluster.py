@@ -189,6 +189,11 @@ def _priority(release: Any, *path: str) -> str | None:
     return str(value) if value else None
 
 
+def _fullname(release: str, chart: str) -> str:
+    """Helm's ``<chart>.fullname``: the release name when it contains the chart's name, else ``release-chart``."""
+    return release if chart in release else f"{release}-{chart}"
+
+
 def plugin_daemonsets(cloud: str, releases: list[Any]) -> list[Plugin]:
     """The node-level plugin DaemonSets the stack's Helm releases (and, on GKE, the cloud) run.
 
@@ -202,19 +207,19 @@ def plugin_daemonsets(cloud: str, releases: list[Any]) -> list[Plugin]:
                       "app.kubernetes.io/instance": release.name,
                       "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
             found.append(Plugin(NVIDIA_DRA, release.label, _daemonset(
-                release.namespace, f"{release.name}-dra-driver-nvidia-gpu-kubelet-plugin", labels, NVIDIA_DRA,
+                release.namespace, f"{_fullname(release.name, 'dra-driver-nvidia-gpu')}-kubelet-plugin", labels, NVIDIA_DRA,
                 _placement(release), sizing.DAEMON_SET_ROOM[NVIDIA_DRA],
                 _priority(release, "kubeletPlugin", "priorityClassName"))))
         elif release.kind == "tpu-dra" and release.runs_kubelet_plugin():
             labels = {"app.kubernetes.io/name": "dra-driver-google-tpu", "app.kubernetes.io/instance": release.name}
             found.append(Plugin(TPU_DRA, release.label, _daemonset(
-                release.namespace, f"{release.name}-dra-driver-google-tpu-kubeletplugin", labels, TPU_DRA,
+                release.namespace, f"{_fullname(release.name, 'dra-driver-google-tpu')}-kubeletplugin", labels, TPU_DRA,
                 _placement(release), sizing.DAEMON_SET_ROOM[TPU_DRA],
                 _priority(release, "kubeletPlugin", "priorityClassName"))))
         elif release.kind == "nvidia-device-plugin" and release.runs_device_plugin():
             labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": release.name}
             found.append(Plugin(DEVICE_PLUGIN, release.label, _daemonset(
-                release.namespace, f"{release.name}-nvidia-device-plugin", labels, DEVICE_PLUGIN,
+                release.namespace, _fullname(release.name, "nvidia-device-plugin"), labels, DEVICE_PLUGIN,
                 _placement(release), sizing.DAEMON_SET_ROOM[DEVICE_PLUGIN], _priority(release, "priorityClassName"))))
     if clouds.profile(cloud).default_device_plugin_opt_out:  # GKE
         labels = {"k8s-app": "nvidia-gpu-device-plugin"}

@@ -175,7 +175,7 @@ def _outcome_text(o: Any) -> str:
 def predicted_text(p: Any) -> str:
     """The simulator's replica, in the words of the report."""
     if p.status == "undetermined":
-        return "one of: " + "; ".join(_outcome_text(o) for o in p.outcomes)
+        return "one of: " + "; ".join(dict.fromkeys(_outcome_text(o) for o in p.outcomes))
     if p.status == "pending":
         return f"pending ({p.reason})"
     return f"{p.pool} ({p.node}) {'+'.join(p.alternatives)} [{', '.join(p.devices)}]"

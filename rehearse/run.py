@@ -207,8 +207,8 @@ def _phase_apply(c: Cluster, result: Rehearsal) -> PhaseResult:
     phase.findings += c.apply(crds, "apply")
     phase.findings += c.apply(cluster.driver_device_classes(s.releases), "apply")
     phase.findings += c.apply([p.daemonset for p in s.plugins] + [cluster.cloud_pods_daemonset(s.cloud)], "apply")
-    for pool in c.sim.pools:
-        for _ in range(pool.min):
+    for pool in c.sim.pools:  # every pool shows its plugins: an empty pool gets one node until placement starts
+        for _ in range(max(pool.min, 1)):
             phase.findings += c.add_node(pool.name)[1]
     by_name = {s.deployment(w).obj["metadata"]["name"]: w for w in c.pods}
     objects, names = [], []
@@ -233,6 +233,15 @@ def _phase_isolation(c: Cluster) -> PhaseResult:
     items = c.list("pods", "daemonsets")
     placed, unplaced = judge.plugins_by_node(items["pods"], items["daemonsets"])
     return PhaseResult("isolation", findings=judge.isolation(c.present(), c.s.cfg, placed, unplaced))
+
+
+def _start_at_min(c: Cluster) -> None:
+    """Back to every pool at ``autoscaling.min`` (the simulator's start): the isolation phase's extra nodes go."""
+    extra = [n for pool in c.sim.pools for n in c.nodes[pool.name][pool.min:] if n is not None]
+    for node in reversed(extra):
+        c.remove_node(node, lost=False)
+    if extra:
+        c.settle()
 
 
 def _simulate(s: Scenario, **kwargs: Any) -> Any:
@@ -400,6 +409,7 @@ def rehearse(scenario: Scenario, harness: Any, stack_dir: Path, *, log: Callable
     timed("apply", lambda: _phase_apply(c, result))
     if "isolation" in phases:
         timed("isolation", lambda: _phase_isolation(c))
+    _start_at_min(c)
     if "placement" in phases:
         timed("placement", lambda: _phase_placement(c))
     if "verify" in phases:
@@ -414,6 +424,7 @@ def rehearse(scenario: Scenario, harness: Any, stack_dir: Path, *, log: Callable
             harness.reset()
             fresh = Cluster(scenario, harness, log)
             _phase_apply(fresh, Rehearsal(scenario.stack, scenario.cloud, scenario.minor))
+            _start_at_min(fresh)
             return _phase_overcommit(fresh)
         timed("overcommit", overcommit)
     return result
