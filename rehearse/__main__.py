@@ -15,6 +15,7 @@ import argparse
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 
 from rehearse.report import EXIT_CANNOT, exit_code, render_markdown, render_table, to_json, write_report
@@ -77,15 +78,20 @@ def _run(args: argparse.Namespace, out_dir: Path, log) -> int:
         return _cannot(f"the harness client (rehearse/harness.py) is not available: {exc}")
 
     log(f"rehearse: planning stack {args.stack} ...")
+    started = time.monotonic()
     scenario = scenario_mod.load(args.stack, Path(args.stack_dir))
+    planned = time.monotonic() - started
     try:
         ensure_built(scenario.minor, progress=log)
     except HarnessUnavailable as exc:
         return _cannot(str(exc))
     try:
+        started = time.monotonic()
         with Harness.start(scenario.minor) as harness:
-            log(f"rehearse: control plane {harness.version} up")
+            up = time.monotonic() - started
+            log(f"rehearse: control plane {harness.version} up in {up:.1f} s")
             result = rehearse(scenario, harness, Path(args.stack_dir), log=log)
+        result.timings = {"plan": round(planned, 1), "start": round(up, 1), **result.timings}
     except HarnessUnavailable as exc:
         return _cannot(str(exc))
     except (HarnessError, HarnessTimeout) as exc:
