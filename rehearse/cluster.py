@@ -50,6 +50,15 @@ GKE_DEVICE_PLUGIN_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredD
     ]}]}}}
 
 
+def object_ref(api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    """A reference for the harness's delete: the contract's flat fields, and ``metadata`` as an object has it."""
+    ref: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name,
+                           "metadata": {"name": name, **({"namespace": namespace} if namespace else {})}}
+    if namespace:
+        ref["namespace"] = namespace
+    return ref
+
+
 @dataclass
 class PlannedNode:
     """One node of a pool: the Node object and its ResourceSlice (None: no DRA driver publishes there)."""
@@ -68,10 +77,9 @@ class PlannedNode:
         return [self.node, *([self.resource_slice] if self.resource_slice else [])]
 
     def refs(self) -> list[dict[str, str]]:
-        refs = [{"apiVersion": "v1", "kind": "Node", "name": self.name}]
+        refs = [object_ref("v1", "Node", self.name)]
         if self.resource_slice:
-            refs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                         "name": self.resource_slice["metadata"]["name"]})
+            refs.append(object_ref("resource.k8s.io/v1", "ResourceSlice", self.resource_slice["metadata"]["name"]))
         return refs
 
 

@@ -164,7 +164,7 @@ class Cluster:
         """Delete a Pending replica's pod so the ReplicaSet makes a new one the scheduler tries at once."""
         name = self.replicas[workload][replica]
         namespace = self.pods[workload].namespace
-        self.h.delete([{"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name}])
+        self.h.delete([cluster.object_ref("v1", "Pod", name, namespace)])
         self.settle()
         new = self._new_pods(workload)
         if new:
