@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+var (
+	gvrNamespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	gvrEvents     = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	// What the controllers and the scheduler create from applied objects, besides what was applied.
+	derivedNamespaced = []schema.GroupVersionResource{
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "apps", Version: "v1", Resource: "daemonsets"},
+		{Group: "apps", Version: "v1", Resource: "replicasets"},
+		{Group: "apps", Version: "v1", Resource: "controllerrevisions"},
+		{Version: "v1", Resource: "pods"},
+		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"},
+		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
+		gvrEvents,
+	}
+	// Cluster-scoped kinds a rehearsal fills: all of their objects go.
+	clearedClusterScoped = []schema.GroupVersionResource{
+		{Version: "v1", Resource: "nodes"},
+		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"},
+		{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"},
+	}
+	systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
+)
+
+// protected: objects of the control plane itself in the default namespace.
+func protected(gvr schema.GroupVersionResource, namespace, name string) bool {
+	if namespace != "default" {
+		return false
+	}
+	switch gvr.Resource {
+	case "services", "endpoints", "endpointslices":
+		return name == "kubernetes"
+	}
+	return false
+}
+
+// reset deletes everything a rehearsal made, with grace period 0, and returns when it is gone.
+func (cp *controlPlane) reset() error {
+	ctx, cancel := context.WithTimeout(cp.ctx, 120*time.Second)
+	defer cancel()
+
+	cp.mu.Lock()
+	applied := make([]appliedRef, 0, len(cp.applied))
+	for _, ref := range cp.applied {
+		applied = append(applied, ref)
+	}
+	cp.mu.Unlock()
+
+	namespaced := map[schema.GroupVersionResource]bool{}
+	for _, gvr := range derivedNamespaced {
+		namespaced[gvr] = true
+	}
+	var clusterRefs []appliedRef
+	for _, ref := range applied {
+		switch {
+		case ref.namespaced:
+			namespaced[ref.gvr] = true
+		case ref.gvr == gvrNamespaces:
+		default:
+			clusterRefs = append(clusterRefs, ref)
+		}
+	}
+	cleared := map[schema.GroupVersionResource]bool{}
+	for _, gvr := range clearedClusterScoped {
+		cleared[gvr] = true
+	}
+
+	var problems []string
+	note := func(what string, err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			problems = append(problems, fmt.Sprintf("%s: %v", what, err))
+		}
+	}
+	opts := deleteOptions()
+
+	// 1. Namespaced objects, outside the system namespaces.
+	for gvr := range namespaced {
+		list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			note("listing "+gvr.Resource, err)
+			continue
+		}
+		byNamespace := map[string][]string{}
+		keep := map[string]bool{}
+		for _, item := range list.Items {
+			ns := item.GetNamespace()
+			if systemNamespaces[ns] {
+				continue
+			}
+			if protected(gvr, ns, item.GetName()) {
+				keep[ns] = true
+				continue
+			}
+			byNamespace[ns] = append(byNamespace[ns], item.GetName())
+		}
+		for ns, names := range byNamespace {
+			res := cp.dynamic.Resource(gvr).Namespace(ns)
+			if keep[ns] {
+				for _, name := range names {
+					note(fmt.Sprintf("%s/%s/%s", gvr.Resource, ns, name), res.Delete(ctx, name, opts))
+				}
+				continue
+			}
+			note(fmt.Sprintf("%s in %s", gvr.Resource, ns), res.DeleteCollection(ctx, opts, metav1.ListOptions{}))
+		}
+	}
+	// 2. Cluster-scoped objects.
+	for gvr := range cleared {
+		note(gvr.Resource, cp.dynamic.Resource(gvr).DeleteCollection(ctx, opts, metav1.ListOptions{}))
+	}
+	for _, ref := range clusterRefs {
+		if cleared[ref.gvr] {
+			continue
+		}
+		note(ref.gvr.Resource+"/"+ref.name, cp.dynamic.Resource(ref.gvr).Delete(ctx, ref.name, opts))
+	}
+	// 3. Namespaces: no namespace controller runs here, their content is gone already, so they are finalized
+	// directly.
+	namespaces, err := cp.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		note("listing namespaces", err)
+	} else {
+		for i := range namespaces.Items {
+			ns := &namespaces.Items[i]
+			if systemNamespaces[ns.Name] || ns.Name == "default" {
+				continue
+			}
+			note("namespace "+ns.Name, cp.removeNamespace(ctx, ns.Name))
+		}
+	}
+
+	// 4. Wait until it is gone; objects held by a finalizer no controller here would lift lose it.
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		remaining := 0
+		check := func(gvr schema.GroupVersionResource, keepFn func(ns, name string) bool) {
+			list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				remaining++
+				return
+			}
+			for i := range list.Items {
+				item := &list.Items[i]
+				if keepFn(item.GetNamespace(), item.GetName()) {
+					continue
+				}
+				remaining++
+				if item.GetDeletionTimestamp() != nil && len(item.GetFinalizers()) > 0 {
+					cp.dropFinalizers(ctx, gvr, item)
+				}
+			}
+		}
+		for gvr := range namespaced {
+			if gvr == gvrEvents {
+				continue // events written while the pods went are not waited for
+			}
+			check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
+		}
+		for gvr := range cleared {
+			check(gvr, func(string, string) bool { return false })
+		}
+		check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
+		for _, ref := range clusterRefs {
+			if _, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{}); err == nil || !apierrors.IsNotFound(err) {
+				remaining++
+			}
+		}
+		return remaining == 0, nil
+	})
+	if err != nil {
+		problems = append(problems, "waiting for the cluster to be empty: "+err.Error())
+	}
+
+	cp.mu.Lock()
+	cp.applied = map[string]appliedRef{}
+	cp.mu.Unlock()
+	if len(problems) > 0 {
+		return fmt.Errorf("reset: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (cp *controlPlane) dropFinalizers(ctx context.Context, gvr schema.GroupVersionResource, item *unstructured.Unstructured) {
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	res := cp.dynamic.Resource(gvr)
+	if item.GetNamespace() != "" {
+		_, _ = res.Namespace(item.GetNamespace()).Patch(ctx, item.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+		return
+	}
+	_, _ = res.Patch(ctx, item.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+}
+
+// removeNamespace: delete (it turns Terminating), empty spec.finalizers through the finalize subresource
+// (the namespace controller's job), delete again (now it goes).
+func (cp *controlPlane) removeNamespace(ctx context.Context, name string) error {
+	nsClient := cp.client.CoreV1().Namespaces()
+	if err := nsClient.Delete(ctx, name, deleteOptions()); err != nil {
+		return err
+	}
+	ns, err := nsClient.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(ns.Spec.Finalizers) > 0 {
+		ns.Spec.Finalizers = nil
+		if _, err := nsClient.Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	err = nsClient.Delete(ctx, name, deleteOptions())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
