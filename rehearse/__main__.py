@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, out_dir: Path, log) -> int:
         return _cannot(str(exc))
     try:
         started = time.monotonic()
-        with Harness.start(scenario.minor) as harness:
+        with Harness.start(scenario.minor, progress=log) as harness:
             up = time.monotonic() - started
             log(f"rehearse: control plane {harness.version} up in {up:.1f} s")
             result = rehearse(scenario, harness, Path(args.stack_dir), log=log)

@@ -4,8 +4,8 @@ stacks (built from the shipped stacks' configs) exit 1 naming the fault. Runs un
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,32 +17,31 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SHIPPED = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
 
 
-def _harness_module():
-    """The harness client; without Go it skips on a workstation and fails under CI=true."""
-    try:
-        from rehearse import harness
-    except ImportError as exc:  # pragma: no cover - the client ships with the harness
-        pytest.fail(f"rehearse/harness.py is missing: {exc}")
-    return harness
+@contextlib.contextmanager
+def _control_plane(shared, minor: str):
+    """The session's control plane when it runs the stack's minor (emptied before and after), else one of that minor.
 
+    ``shared`` is the shared fixture (tests/rehearsal/conftest.py): without Go it skips on a workstation and
+    fails under CI=true, before anything here runs.
+    """
+    from rehearse.harness import Harness, minor_of
 
-def _started(minor: str):
-    harness = _harness_module()
-    try:
-        harness.ensure_built(minor, progress=lambda _: None)
-    except harness.HarnessUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the rehearsal cannot run under CI: {exc}")
-        pytest.skip(f"the rehearsal cannot run here: {exc}")
-    return harness.Harness.start(minor)
+    if minor_of(shared.version) == minor:
+        shared.reset()
+        try:
+            yield shared
+        finally:
+            shared.reset()
+        return
+    with Harness.start(minor, progress=lambda _: None) as own:
+        yield own
 
 
 @pytest.mark.parametrize("stack", SHIPPED)
-def test_every_shipped_stack_observes_every_promise(stack, capsys):
+def test_every_shipped_stack_observes_every_promise(stack, harness, capsys):
     from rehearse.__main__ import main
 
-    _started(scenario.load(stack).minor).close()  # skips (or fails under CI) without Go
-    code = main(["--stack", stack, "--json"])
+    code = main(["--stack", stack, "--json"])  # its own control plane, at the stack's minor
     out = capsys.readouterr().out
     document = json.loads(out)
     failures = [f["message"] for p in document["phases"] for f in p["findings"] if f["severity"] == "FAIL"]
@@ -50,29 +49,29 @@ def test_every_shipped_stack_observes_every_promise(stack, capsys):
     assert (ROOT / "build" / stack / "rehearse.md").is_file()
 
 
-def _rehearse(s: scenario.Scenario, phases: tuple[str, ...]) -> run.Rehearsal:
-    with _started(s.minor) as harness:
-        return run.rehearse(s, harness, ROOT, log=lambda _: None, phases=phases)
+def _rehearse(shared, s: scenario.Scenario, phases: tuple[str, ...]) -> run.Rehearsal:
+    with _control_plane(shared, s.minor) as control_plane:
+        return run.rehearse(s, control_plane, ROOT, log=lambda _: None, phases=phases)
 
 
 def _failures(result: run.Rehearsal) -> list[str]:
     return [f.message for f in result.findings if f.severity == "FAIL"]
 
 
-def test_a_device_plugin_daemonset_on_a_dra_pool_exits_1_naming_the_node():
-    result = _rehearse(seeds.device_plugin_on_dra_pool(scenario.load("eks-dev")), ("apply", "isolation"))
+def test_a_device_plugin_daemonset_on_a_dra_pool_exits_1_naming_the_node(harness):
+    result = _rehearse(harness, seeds.device_plugin_on_dra_pool(scenario.load("eks-dev")), ("apply", "isolation"))
     assert report.exit_code(result) == 1
     assert any("eks-l40s-0" in m and "together" in m for m in _failures(result)), _failures(result)
 
 
-def test_a_selector_no_real_device_matches_exits_1_naming_the_replica():
-    result = _rehearse(seeds.selector_matches_nothing(scenario.load("eks-dev"), "vllm-gpu"), ("apply", "placement"))
+def test_a_selector_no_real_device_matches_exits_1_naming_the_replica(harness):
+    result = _rehearse(harness, seeds.selector_matches_nothing(scenario.load("eks-dev"), "vllm-gpu"), ("apply", "placement"))
     assert report.exit_code(result) == 1
     assert any("vllm-gpu #1" in m and "is Pending" in m and "cannot allocate all claims" in m
                for m in _failures(result)), _failures(result)
 
 
-def test_a_request_larger_than_a_node_exits_1_naming_the_resource():
-    result = _rehearse(seeds.request_larger_than_node(scenario.load("dev"), "vllm-gpu"), ("apply", "placement"))
+def test_a_request_larger_than_a_node_exits_1_naming_the_resource(harness):
+    result = _rehearse(harness, seeds.request_larger_than_node(scenario.load("dev"), "vllm-gpu"), ("apply", "placement"))
     assert report.exit_code(result) == 1
     assert any("vllm-gpu #1" in m and "Insufficient cpu" in m for m in _failures(result)), _failures(result)
