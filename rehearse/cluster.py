@@ -290,6 +290,27 @@ def prepared(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return obj, note
 
 
+#: The API server's answer to a privileged container when it runs with ``--allow-privileged=false``
+#: (k8s.io/kubernetes pkg/apis/core/validation: ``field.Forbidden(..., "disallowed by cluster policy")``).
+PRIVILEGED_REFUSAL = "securityContext.privileged: Forbidden: disallowed by cluster policy"
+
+
+def refused_only_for_privileged(error: str) -> bool:
+    """Whether every reason of a refusal is the API server's ``--allow-privileged=false``."""
+    reasons = [r.strip() for r in error.split("[", 1)[-1].rstrip("]").split(", ")] if "[" in error else [error]
+    return bool(reasons) and all(PRIVILEGED_REFUSAL in r for r in reasons)
+
+
+def without_privileged(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a pod-owning object with ``securityContext.privileged`` removed from every container."""
+    obj = copy.deepcopy(obj)
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            (container.get("securityContext") or {}).pop("privileged", None)
+    return obj
+
+
 def with_replicas(deployment: dict[str, Any], replicas: int) -> dict[str, Any]:
     obj = copy.deepcopy(deployment)
     obj.setdefault("spec", {})["replicas"] = replicas

@@ -33,9 +33,10 @@ class FakeHarness:
     version = "v0.0.0-fake"
     kubeconfig = "/nonexistent/kubeconfig"
 
-    def __init__(self, refuse: dict[str, str] | None = None):
+    def __init__(self, refuse: dict[str, str] | None = None, allow_privileged: bool = True):
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.refuse = refuse or {}  # kind/name -> the error the fake server answers
+        self.allow_privileged = allow_privileged  # False: refuse privileged containers as kube-apiserver does
         self.counter = itertools.count(1)
         self.calls: list[str] = []
 
@@ -47,6 +48,13 @@ class FakeHarness:
             ref = "/".join(x for x in (obj["kind"], meta.get("namespace"), meta["name"]) if x)
             if f"{obj['kind']}/{meta['name']}" in self.refuse:
                 results.append(Result(ref, False, self.refuse[f"{obj['kind']}/{meta['name']}"]))
+                continue
+            privileged = [f"spec.template.spec.{k}[{i}].securityContext.privileged: Forbidden: disallowed by cluster "
+                          "policy" for k in ("initContainers", "containers")
+                          for i, c in enumerate(((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get(k) or [])
+                          if (c.get("securityContext") or {}).get("privileged")]
+            if privileged and not self.allow_privileged:
+                results.append(Result(ref, False, f'{obj["kind"]}.apps "{meta["name"]}" is invalid: [{", ".join(privileged)}]'))
                 continue
             key = (obj["kind"], meta.get("namespace") or "", meta["name"])
             stored = copy.deepcopy(obj)

@@ -82,6 +82,15 @@ def test_an_object_the_api_server_refuses_is_named_with_the_servers_words(loaded
     assert error in refused
 
 
+def test_a_control_plane_without_privileged_containers_applies_the_installer_without_them(loaded):
+    """kube-apiserver --allow-privileged=false is the test server's default, not a cloud's: the object is applied
+    without `privileged` (its pods still take their room) and the report says so; nothing fails."""
+    result = _rehearse(loaded("dev"), FakeHarness(allow_privileged=False), phases=("apply",))
+    assert report.exit_code(result) == 0, report.render_table(result)
+    [note] = [t for t in result.not_applied if "nvidia-driver-installer" in t]
+    assert "--allow-privileged=false" in note and "disallowed by cluster policy" in note
+
+
 def test_a_disagreement_with_the_simulator_is_a_failure(loaded, monkeypatch):
     s = loaded("dev")
     real = run._simulate
