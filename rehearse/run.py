@@ -396,6 +396,12 @@ def _phase_overcommit(c: Cluster) -> PhaseResult:
     phase.comparisons.append(comparison)
     phase.findings += judge.comparison_findings("overcommit", [comparison])
     phase.findings += judge.message_findings("overcommit", [pending], advice)
+    fix, reason = advice(pending.message or "") or "", str(getattr(last, "reason", "") or "")
+    if "resources" in fix and "no capacity" in reason and "insufficient" not in reason:
+        phase.findings.append(Finding("overcommit", NOTE, (
+            "make verify and the simulator name different causes: the real message leads with CPU/memory "
+            "(the scheduler's NodeResourcesFit filter runs before DynamicResources), so make verify advises "
+            f"'{fix}', while the simulator's reason is '{reason}'")))
     return phase
 
 
