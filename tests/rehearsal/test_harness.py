@@ -106,6 +106,11 @@ def test_real_scheduler_and_controllers(cluster):
         ("gpu/small", DRIVER, "gpu-1", "gpu-0")], "firstAvailable: the big alternative has no device, small does"
     assert claims[0]["status"]["reservedFor"][0]["name"] == serving[0]["metadata"]["name"]
 
+    # the kubelet stand-in started the bound pods, so the controllers count them ready
+    assert {p["status"]["phase"] for p in state["pods"]} == {"Running"}
+    (daemonset,) = state["daemonsets"]
+    assert daemonset["status"]["numberReady"] == daemonset["status"]["desiredNumberScheduled"] == 1
+
 
 def test_refused_object_quotes_the_api_server(cluster):
     results = cluster.apply([device_class("broken.example.com", "device.driver == "),
@@ -127,6 +132,9 @@ def test_unschedulable_pod_settles_with_the_schedulers_reason(cluster):
     assert "nodeName" not in listed["spec"]
     condition = next(c for c in listed["status"]["conditions"] if c["type"] == "PodScheduled")
     assert condition["reason"] == "Unschedulable" and "Insufficient cpu" in condition["message"]
+    assert listed["status"]["phase"] == "Pending"
+    events = [e for e in cluster.list("events")["events"] if e["involvedObject"].get("name") == "too-big"]
+    assert any(e["reason"] == "FailedScheduling" and "Insufficient cpu" in e.get("message", "") for e in events)
 
 
 def test_reset_empties_the_cluster(cluster):
@@ -169,3 +177,22 @@ def test_kubeconfig_reaches_the_api_server(harness):
         kubernetes.client.CoreV1Api(api).list_node()
     finally:
         api.close()
+
+
+def test_custom_resource_definition_then_its_object(cluster):
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Cluster",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                                              "x-kubernetes-preserve-unknown-fields": True}}}]},
+    }
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+    results = cluster.apply([crd, widget])
+    assert [r.ok for r in results] == [True, True], results
+    assert [w["metadata"]["name"] for w in cluster.list("widgets")["widgets"]] == ["w1"]
+    cluster.reset()
+    assert "widgets.example.com" not in [c["metadata"]["name"] for c in
+                                         cluster.list("customresourcedefinitions")["customresourcedefinitions"]]
