@@ -19,12 +19,14 @@ STACK ?= dev
 REPLICAS ?= 3
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify rehearse bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
+	@echo "make rehearse-build [MINOR=1.35]  build Kubernetes' own control plane for the rehearsal (needs Go >= 1.24)"
+	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev REPLICAS=3 [WORKLOAD=w] [STOCKOUT=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
@@ -64,6 +66,15 @@ diff: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# The rehearsal's control plane (rehearse/harness, Go), built into .rehearse-cache/bin/ for one Kubernetes minor.
+MINOR ?= 1.35
+rehearse-build: venv
+	$(PY) -m rehearse.harness build --minor $(MINOR)
+
+# pyproject's addopts leave tests/rehearsal out of `make test`; here they are the point.
+test-rehearse: venv
+	REHEARSE_MINOR=$(MINOR) $(PY) -m pytest -q -o addopts="-p no:cacheprovider" tests/rehearsal
 
 lint: venv
 	$(PY) -m ruff check .
