@@ -326,6 +326,8 @@ def _phase_verify(c: Cluster, result: Rehearsal, stack_dir: Path, expect: int, l
     marked = mark_running(Path(c.h.kubeconfig), c.list("pods")["pods"])
     if marked:
         c.settle()
+        result.notes.append(f"{marked} bound pod(s) were marked Running and Ready through the status subresource "
+                            "before make verify read the cluster (there is no kubelet)")
     code, document, err = run_verify(c.s.stack, Path(c.h.kubeconfig), stack_dir)
     failures = [f.get("message", "") for f in (document or {}).get("findings", []) if f.get("severity") == "failure"]
     said = f"make verify exits {code}" + (f" ({'; '.join(failures[:3])})" if failures else "") + (
@@ -413,8 +415,6 @@ def rehearse(scenario: Scenario, harness: Any, stack_dir: Path, *, log: Callable
     result.notes += scenario.notes
     result.notes.append("the charts' plugin DaemonSets are stand-ins carrying the placement the chart model derives "
                         "(nodeSelector, affinity, tolerations) and the room the library keeps for them as requests")
-    result.notes.append("bound pods are marked Running through the status subresource before make verify reads "
-                        "the cluster (there is no kubelet)")
     c = Cluster(scenario, harness, log)
 
     def timed(name: str, step: Callable[[], PhaseResult | None]) -> None:
