@@ -23,7 +23,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_fungibility import clouds, sizing, wiring_keys
+from gpu_fungibility import clouds, devices, sizing, wiring_keys
 from gpu_fungibility.device_selectors import DRIVER_DEVICE_CLASS_SELECTORS
 
 from simulator.cluster import ClusterBuilder, SimNode
@@ -66,7 +66,7 @@ class PlannedNode:
     pool: str
     index: int
     node: dict[str, Any]
-    resource_slice: dict[str, Any] | None
+    resource_slices: list[dict[str, Any]]
     sim: SimNode
 
     @property
@@ -74,12 +74,11 @@ class PlannedNode:
         return self.node["metadata"]["name"]
 
     def objects(self) -> list[dict[str, Any]]:
-        return [self.node, *([self.resource_slice] if self.resource_slice else [])]
+        return [self.node, *self.resource_slices]
 
     def refs(self) -> list[dict[str, str]]:
         refs = [object_ref("v1", "Node", self.name)]
-        if self.resource_slice:
-            refs.append(object_ref("resource.k8s.io/v1", "ResourceSlice", self.resource_slice["metadata"]["name"]))
+        refs += [object_ref("resource.k8s.io/v1", "ResourceSlice", s["metadata"]["name"]) for s in self.resource_slices]
         return refs
 
 
@@ -132,7 +131,18 @@ class NodeFactory:
                                 "message": "a rehearsal node: Ready without a kubelet"}],
             },
         }
-        return PlannedNode(pool, index, node, resource_slice(sim), sim)
+        return PlannedNode(pool, index, node, self.resource_slices(pool, sim), sim)
+
+    def resource_slices(self, pool: str, sim: SimNode) -> list[dict[str, Any]]:
+        """The node's ResourceSlices: the library's complete objects where it builds them, else one of the
+        simulator's devices (the same :func:`gpu_fungibility.devices.published` entries either way)."""
+        spec = self.cfg.node_pools[pool]
+        whole = getattr(devices, "node_resource_slices", None)
+        if spec.dra and whole is not None:
+            return whole(sim.name, spec.accelerator.type, spec.accelerator.count,
+                         mig_profiles=self.builder.mig.get(pool), cluster=self.cfg.cluster.name)
+        found = resource_slice(sim)
+        return [found] if found else []
 
 
 def _resources(amount: tuple[int, int], extended: dict[str, str]) -> dict[str, str]:

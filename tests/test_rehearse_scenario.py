@@ -51,7 +51,8 @@ def test_the_slice_holds_exactly_what_the_driver_publishes(dev):
     node = dev.nodes().node("a100-40gb", 1)
     pool = dev.cfg.node_pools["a100-40gb"]
     driver, entries = devices.published(dev.cfg.cluster.name, node.name, pool.accelerator.type, pool.accelerator.count)
-    spec = node.resource_slice["spec"]
+    [found] = node.resource_slices
+    spec = found["spec"]
     assert (spec["driver"], spec["nodeName"], spec["devices"]) == (driver, node.name, entries)
     assert spec["pool"] == {"name": node.name, "generation": 1, "resourceSliceCount": 1}
 
@@ -88,7 +89,7 @@ def test_the_device_plugin_runs_only_on_the_device_plugin_pool_of_eks_dev(eks_de
         assert _runs(dra, node) is spec.dra, pool
         if not spec.dra:
             assert node.node["status"]["allocatable"]["nvidia.com/gpu"] == str(spec.accelerator.count)
-            assert node.resource_slice is None
+            assert node.resource_slices == []
 
 
 def test_plugin_pods_carry_the_chart_labels_make_verify_reads(dev, eks_dev):
