@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,17 +57,21 @@ def main(argv: list[str] | None = None) -> int:
         return _cannot(f"--stack: {exc}")
     _stop_on_sigterm()
     log = (lambda text: print(text, file=sys.stderr)) if args.json else print
+    cleanup: list[Path] = []
     try:
-        return _run(args, out_dir, log)
+        return _run(args, out_dir, log, cleanup)
     except KeyboardInterrupt:
         return _cannot("interrupted; every process the rehearsal started was stopped and its files removed")
     except FileNotFoundError as exc:
         return _cannot(f"unknown stack {args.stack!r}: {exc}")
     except ConfigError as exc:
         return _cannot(f"Pulumi.{args.stack}.yaml: {exc}")
+    finally:
+        for path in cleanup:
+            shutil.rmtree(path, ignore_errors=True)
 
 
-def _run(args: argparse.Namespace, out_dir: Path, log) -> int:
+def _run(args: argparse.Namespace, out_dir: Path, log, cleanup: list[Path]) -> int:
     from rehearse import scenario as scenario_mod
     from rehearse.run import rehearse
 
@@ -87,7 +93,9 @@ def _run(args: argparse.Namespace, out_dir: Path, log) -> int:
         return _cannot(str(exc))
     try:
         started = time.monotonic()
-        with Harness.start(scenario.minor, progress=log) as harness:
+        workdir = Path(tempfile.mkdtemp(prefix="rehearse-"))  # ours: removed however the run ends
+        cleanup.append(workdir)
+        with Harness.start(scenario.minor, workdir=workdir, progress=log) as harness:
             up = time.monotonic() - started
             log(f"rehearse: control plane {harness.version} up in {up:.1f} s")
             result = rehearse(scenario, harness, Path(args.stack_dir), log=log)
