@@ -17,24 +17,26 @@ UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 LOCAL_PACKAGES ?= components
 # What a user passes (make plan STACK=...) is text: make does not expand it ($(shell ...) stays text) and
 # every recipe hands it to the shell single-quoted by q, so STACK='x;{touch,FILE};true' is one argument.
-USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT RECLAIM DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE
+USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT RECLAIM DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE MINOR
 kubeconfig_given := $(filter command line,$(origin KUBECONFIG))
 $(foreach v,$(USER_VARS),$(if $(filter command line environment,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 q = '$(subst ','\'',$(1))'
 STACK ?= dev
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test test-rehearse lint policy-check simulate preflight verify bench bench-setup clean
+.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
-	@echo "make test-rehearse               tests/rehearsal against Kubernetes' own control plane (needs Go)"
+	@echo "make rehearse-build [MINOR=1.35]  build Kubernetes' own control plane for the rehearsal (needs Go >= 1.24)"
+	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
 	@echo "make verify STACK=dev [SNAPSHOT=file] [KUBECONFIG=file] [JSON=1]  the live cluster against the promises (read-only)"
+	@echo "make rehearse STACK=dev [JSON=1]  the plan on Kubernetes' own control plane (needs Go >= 1.24) -> build/<stack>/rehearse.md"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
 	@echo "make lint                        ruff"
@@ -70,8 +72,14 @@ diff: venv
 test: venv
 	$(PY) -m pytest -q
 
+# The rehearsal's control plane (rehearse/harness, Go), built into .rehearse-cache/bin/ for one Kubernetes minor.
+MINOR ?= 1.35
+rehearse-build: venv
+	$(PY) -m rehearse.harness build --minor $(call q,$(MINOR))
+
+# pyproject's addopts leave tests/rehearsal out of `make test`; here they are the point.
 test-rehearse: venv
-	$(PY) -m pytest -q tests/rehearsal -p no:cacheprovider -o addopts=""
+	REHEARSE_MINOR=$(call q,$(MINOR)) $(PY) -m pytest -q -o addopts="-p no:cacheprovider" tests/rehearsal
 
 # zizmor, the static analysis of .github/workflows/ (hash-locked in tools/zizmor-requirements.txt), beside the
 # bootstrapped uv; --offline: no GitHub API, so a new unpinned action or a medium/high finding fails here and in CI.
@@ -102,6 +110,10 @@ preflight: venv
 verify: venv
 	$(PY) -m verify --stack $(call q,$(STACK)) $(if $(SNAPSHOT),--snapshot $(call q,$(SNAPSHOT))) \
 		$(if $(kubeconfig_given),--kubeconfig $(call q,$(KUBECONFIG))) $(if $(JSON),--json)
+
+# Kubernetes' own apiserver, scheduler and controllers (built once with Go) judge the plan and the simulator.
+rehearse: venv
+	$(PY) -m rehearse --stack $(call q,$(STACK)) $(if $(JSON),--json)
 
 bench: venv
 	$(PY) bench/bench_plan.py

@@ -201,7 +201,7 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
         return target
     go = find_go(go)
     bin_dir = target.parent
-    with _lock(bin_dir / ".build.lock"):
+    with _lock(bin_dir / f".build-{patch}.lock"):
         if target.is_file():
             return target
         progress(f"building the rehearsal control plane for Kubernetes {patch} (first use, a few minutes)...")

@@ -55,10 +55,11 @@ type controlPlane struct {
 
 // apiServerFlags: the defaults of the minor, except what needs a kubelet or controllers not run here.
 var apiServerFlags = []string{
-	// No node-lifecycle controller and no kubelets: the node.kubernetes.io/not-ready taint this plugin puts
-	// on every new Node would never be lifted.
+	// TaintNodesByCondition: no node-lifecycle controller and no kubelet would ever lift the
+	// node.kubernetes.io/not-ready taint it puts on every new Node. ServiceAccount: no serviceaccount
+	// controller creates the default ServiceAccount a pod would be refused without.
 	"--disable-admission-plugins=TaintNodesByCondition,ServiceAccount",
-	// No serviceaccount controller creates the default ServiceAccount (and no kubelet mounts its token).
+	// No endpoints for the kubernetes Service: 127.0.0.1 is not a valid endpoint address.
 	"--endpoint-reconciler-type=none",
 }
 
@@ -202,6 +203,10 @@ func startControllers(tCtx ktesting.TContext, cfg *restclient.Config) error {
 	// The garbage collector: deleting a Deployment removes its ReplicaSets and Pods, a Pod its generated
 	// ResourceClaims, a Node the objects it owns, as in a real cluster.
 	runGC := util.CreateGCController(tCtx, tCtx, *cfg, factory)
+	kubelet, err := newKubeletStandIn(client, factory.Core().V1().Pods())
+	if err != nil {
+		return fmt.Errorf("kubelet stand-in: %w", err)
+	}
 
 	factory.Start(tCtx.Done())
 	factory.WaitForCacheSync(tCtx.Done())
@@ -210,6 +215,7 @@ func startControllers(tCtx ktesting.TContext, cfg *restclient.Config) error {
 	go dc.Run(tCtx, 5)
 	go claims.Run(tCtx, 5)
 	go runGC()
+	go kubelet.run(tCtx, 5)
 	return nil
 }
 

@@ -263,6 +263,24 @@ func (cp *controlPlane) listAll(gvr schema.GroupVersionResource) ([]map[string]a
 	return items, nil
 }
 
+// refObject: a ref is {"apiVersion", "kind", "name", "namespace"}; a whole object (metadata.name) works too.
+func refObject(ref map[string]any) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": ref["apiVersion"], "kind": ref["kind"]}}
+	name, _ := ref["name"].(string)
+	namespace, _ := ref["namespace"].(string)
+	if metadata, ok := ref["metadata"].(map[string]any); ok {
+		if name == "" {
+			name, _ = metadata["name"].(string)
+		}
+		if namespace == "" {
+			namespace, _ = metadata["namespace"].(string)
+		}
+	}
+	obj.SetName(name)
+	obj.SetNamespace(namespace)
+	return obj
+}
+
 var zero int64
 
 func deleteOptions() metav1.DeleteOptions {
@@ -278,7 +296,7 @@ func (cp *controlPlane) delete(refs []map[string]any, withPodsOnNodes bool) erro
 	defer cancel()
 	var problems []string
 	for _, ref := range refs {
-		obj := &unstructured.Unstructured{Object: ref}
+		obj := refObject(ref)
 		gvk := obj.GroupVersionKind()
 		m, err := cp.mapping(gvk)
 		if err != nil {

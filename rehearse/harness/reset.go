@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 )
 
 var (
@@ -61,24 +62,29 @@ func (cp *controlPlane) reset() error {
 	}
 	cp.mu.Unlock()
 
-	namespaced := map[schema.GroupVersionResource]bool{}
+	// Owners before what they own, so no controller recreates what was just deleted; then what was applied.
+	var namespaced []schema.GroupVersionResource
+	seen := map[schema.GroupVersionResource]bool{}
+	addNamespaced := func(gvr schema.GroupVersionResource) {
+		if !seen[gvr] {
+			seen[gvr] = true
+			namespaced = append(namespaced, gvr)
+		}
+	}
 	for _, gvr := range derivedNamespaced {
-		namespaced[gvr] = true
+		addNamespaced(gvr)
 	}
 	var clusterRefs []appliedRef
 	for _, ref := range applied {
 		switch {
 		case ref.namespaced:
-			namespaced[ref.gvr] = true
+			addNamespaced(ref.gvr)
 		case ref.gvr == gvrNamespaces:
 		default:
 			clusterRefs = append(clusterRefs, ref)
 		}
 	}
-	cleared := map[schema.GroupVersionResource]bool{}
-	for _, gvr := range clearedClusterScoped {
-		cleared[gvr] = true
-	}
+	cleared := clearedClusterScoped
 
 	var problems []string
 	note := func(what string, err error) {
@@ -89,7 +95,7 @@ func (cp *controlPlane) reset() error {
 	opts := deleteOptions()
 
 	// 1. Namespaced objects, outside the system namespaces.
-	for gvr := range namespaced {
+	for _, gvr := range namespaced {
 		list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			note("listing "+gvr.Resource, err)
@@ -120,11 +126,13 @@ func (cp *controlPlane) reset() error {
 		}
 	}
 	// 2. Cluster-scoped objects.
-	for gvr := range cleared {
+	isCleared := map[schema.GroupVersionResource]bool{}
+	for _, gvr := range cleared {
+		isCleared[gvr] = true
 		note(gvr.Resource, cp.dynamic.Resource(gvr).DeleteCollection(ctx, opts, metav1.ListOptions{}))
 	}
 	for _, ref := range clusterRefs {
-		if cleared[ref.gvr] {
+		if isCleared[ref.gvr] {
 			continue
 		}
 		note(ref.gvr.Resource+"/"+ref.name, cp.dynamic.Resource(ref.gvr).Delete(ctx, ref.name, opts))
@@ -144,13 +152,15 @@ func (cp *controlPlane) reset() error {
 		}
 	}
 
-	// 4. Wait until it is gone; objects held by a finalizer no controller here would lift lose it.
+	// 4. Wait until it is gone: what a controller made again meanwhile is deleted again, and objects held by a
+	// finalizer no controller here would lift lose it.
+	var remaining []string
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		remaining := 0
+		remaining = remaining[:0]
 		check := func(gvr schema.GroupVersionResource, keepFn func(ns, name string) bool) {
 			list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				remaining++
+				remaining = append(remaining, fmt.Sprintf("listing %s: %v", gvr.Resource, err))
 				return
 			}
 			for i := range list.Items {
@@ -158,31 +168,29 @@ func (cp *controlPlane) reset() error {
 				if keepFn(item.GetNamespace(), item.GetName()) {
 					continue
 				}
-				remaining++
-				if item.GetDeletionTimestamp() != nil && len(item.GetFinalizers()) > 0 {
-					cp.dropFinalizers(ctx, gvr, item)
-				}
+				remaining = append(remaining, refOf(item.GetKind(), item.GetNamespace(), item.GetName()))
+				cp.deleteAgain(ctx, gvr, item)
 			}
 		}
-		for gvr := range namespaced {
+		for _, gvr := range namespaced {
 			if gvr == gvrEvents {
 				continue // events written while the pods went are not waited for
 			}
 			check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
 		}
-		for gvr := range cleared {
+		for _, gvr := range cleared {
 			check(gvr, func(string, string) bool { return false })
 		}
 		check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
 		for _, ref := range clusterRefs {
 			if _, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{}); err == nil || !apierrors.IsNotFound(err) {
-				remaining++
+				remaining = append(remaining, ref.gvr.Resource+"/"+ref.name)
 			}
 		}
-		return remaining == 0, nil
+		return len(remaining) == 0, nil
 	})
 	if err != nil {
-		problems = append(problems, "waiting for the cluster to be empty: "+err.Error())
+		problems = append(problems, fmt.Sprintf("still there after 60 s: %s", strings.Join(limit(remaining, 12), ", ")))
 	}
 
 	cp.mu.Lock()
@@ -194,14 +202,20 @@ func (cp *controlPlane) reset() error {
 	return nil
 }
 
-func (cp *controlPlane) dropFinalizers(ctx context.Context, gvr schema.GroupVersionResource, item *unstructured.Unstructured) {
-	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	res := cp.dynamic.Resource(gvr)
+// deleteAgain: an object still there during reset is deleted (again); one that waits for a finalizer loses it.
+func (cp *controlPlane) deleteAgain(ctx context.Context, gvr schema.GroupVersionResource, item *unstructured.Unstructured) {
+	var res dynamic.ResourceInterface = cp.dynamic.Resource(gvr)
 	if item.GetNamespace() != "" {
-		_, _ = res.Namespace(item.GetNamespace()).Patch(ctx, item.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
-		return
+		res = cp.dynamic.Resource(gvr).Namespace(item.GetNamespace())
 	}
-	_, _ = res.Patch(ctx, item.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	switch {
+	case gvr == gvrNamespaces:
+		_ = cp.removeNamespace(ctx, item.GetName())
+	case item.GetDeletionTimestamp() == nil:
+		_ = res.Delete(ctx, item.GetName(), deleteOptions())
+	case len(item.GetFinalizers()) > 0:
+		_, _ = res.Patch(ctx, item.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}
 }
 
 // removeNamespace: delete (it turns Terminating), empty spec.finalizers through the finalize subresource

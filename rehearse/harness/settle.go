@@ -134,6 +134,9 @@ func (cp *controlPlane) snapshot() (string, []string, error) {
 			}
 			continue
 		}
+		if needsStart(pod) {
+			moving = append(moving, fmt.Sprintf("Pod/%s/%s: bound, not started yet", pod.Namespace, pod.Name))
+		}
 		for _, name := range podClaimNames(pod) {
 			if !allocated[pod.Namespace+"/"+name] {
 				moving = append(moving, fmt.Sprintf("Pod/%s/%s: ResourceClaim %s not allocated", pod.Namespace, pod.Name, name))

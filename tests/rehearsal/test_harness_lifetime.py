@@ -1,0 +1,41 @@
+"""The control plane's process: stopped by SIGTERM or a closed stdin, it leaves no files and no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from rehearse.harness import Harness, HarnessError
+
+
+@pytest.mark.parametrize("how", ["sigterm", "stdin-closed"])
+def test_stopping_leaves_nothing_behind(harness, how):
+    second = Harness.start(harness.version, binary=harness._proc.args[0])
+    workdir = second.kubeconfig.parent
+    assert second.kubeconfig.is_file() and workdir.name.startswith("rehearse-harness-")
+    try:
+        if how == "sigterm":
+            os.kill(second._proc.pid, signal.SIGTERM)
+        else:
+            second._proc.stdin.close()
+        second._proc.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while workdir.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not workdir.exists(), f"{workdir} left behind"
+        with pytest.raises(ProcessLookupError):
+            os.killpg(second._proc.pid, 0)
+    finally:
+        second.close()
+
+
+def test_given_workdir_is_kept_with_its_kubeconfig_gone(harness, tmp_path):
+    with Harness.start(harness.version, tmp_path / "wd", binary=harness._proc.args[0]) as second:
+        assert second.kubeconfig == (tmp_path / "wd" / "kubeconfig")
+        assert second.kubeconfig.is_file()
+    assert (tmp_path / "wd").is_dir() and not list((tmp_path / "wd").iterdir())
+    with pytest.raises(HarnessError, match="closed"):
+        second.reset()
