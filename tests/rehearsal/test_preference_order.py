@@ -185,7 +185,7 @@ def test_replicas_fill_the_pools_in_the_lists_order(stack, minor):
     assert simulated == real
 
 
-@pytest.mark.parametrize("minor", [None, NEXT_MINOR], ids=["own", NEXT_MINOR])
+@pytest.mark.parametrize("minor", _minors("eks-dev"), ids=lambda m: m or "own")
 def test_without_the_preference_the_bigger_fallback_node_wins_on_eks_dev(minor):
     """The prioritized-list score of 1.35 does not outweigh LeastAllocated: the affinity is needed."""
     real, simulated = _rehearse("eks-dev", preferred=False, replicas=1, minor=minor)
