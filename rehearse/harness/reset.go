@@ -104,6 +104,8 @@ func (cp *controlPlane) reset() error {
 	// 1. Namespaced objects, outside the system namespaces: the owners first (so no controller makes again
 	// what goes next), then the rest side by side, with the cluster-scoped kinds.
 	clearKind := func(gvr schema.GroupVersionResource) {
+		start := time.Now()
+		defer func() { klog.V(1).Infof("reset: %s in %s", gvr.Resource, time.Since(start)) }()
 		list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			note("listing "+gvr.Resource, err)
@@ -159,6 +161,7 @@ func (cp *controlPlane) reset() error {
 		rest = append(rest, func() { note(ref.gvr.Resource+"/"+ref.name, cp.dynamic.Resource(ref.gvr).Delete(ctx, ref.name, opts)) })
 	}
 	parallel(owners)
+	klog.V(1).Infof("reset: owners deleted after %s", time.Since(began))
 	parallel(rest)
 	// 3. Wait until it is gone: what a controller made again meanwhile is deleted again, and objects held by a
 	// finalizer no controller here would lift lose it.
