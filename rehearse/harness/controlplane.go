@@ -101,8 +101,7 @@ func startControlPlane(tb *harnessTB, dir string) (cp *controlPlane, err error) 
 
 	cfg := restclient.CopyConfig(server.ClientConfig)
 	cfg.QPS, cfg.Burst = 5000, 5000
-	tCtx = ktesting.WithRESTConfig(tCtx, cfg)
-	tCtx = ktesting.WithCancel(tCtx)
+	tCtx = withClient(tCtx, cfg)
 	tb.Cleanup(func() { tCtx.Cancel("shutting down") })
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")

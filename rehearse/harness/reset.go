@@ -170,11 +170,17 @@ func (cp *controlPlane) reset() error {
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		listingFailed := false
 		remaining = remaining[:0]
+		var mu sync.Mutex
+		left := func(what string, failed bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			remaining = append(remaining, what)
+			listingFailed = listingFailed || failed
+		}
 		check := func(gvr schema.GroupVersionResource, keepFn func(ns, name string) bool) {
 			list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				remaining = append(remaining, fmt.Sprintf("listing %s: %v", gvr.Resource, err))
-				listingFailed = true
+				left(fmt.Sprintf("listing %s: %v", gvr.Resource, err), true)
 				return
 			}
 			for i := range list.Items {
@@ -182,39 +188,49 @@ func (cp *controlPlane) reset() error {
 				if keepFn(item.GetNamespace(), item.GetName()) {
 					continue
 				}
-				remaining = append(remaining, refOf(item.GetKind(), item.GetNamespace(), item.GetName()))
+				left(refOf(item.GetKind(), item.GetNamespace(), item.GetName()), false)
 				cp.deleteAgain(ctx, gvr, item)
 			}
 		}
+		// Every kind side by side; namespaces after.
+		var checks []func()
 		for _, gvr := range namespaced {
 			if gvr == gvrEvents {
 				continue // events written while the pods went are not waited for
 			}
-			check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
+			checks = append(checks, func() {
+				check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
+			})
 		}
+		parallel(checks)
 		namespacedLeft := len(remaining)
+		checks = checks[:0]
 		for _, gvr := range cleared {
-			check(gvr, func(string, string) bool { return false })
+			checks = append(checks, func() { check(gvr, func(string, string) bool { return false }) })
+		}
+		for _, ref := range clusterRefs {
+			checks = append(checks, func() {
+				item, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{})
+				switch {
+				case err == nil:
+					left(ref.gvr.Resource+"/"+ref.name, false)
+					cp.deleteAgain(ctx, ref.gvr, item)
+				case !apierrors.IsNotFound(err):
+					left(fmt.Sprintf("%s/%s: %v", ref.gvr.Resource, ref.name, err), true)
+				}
+			})
 		}
 		// Namespaces go once their content is gone (the API server refuses to change an object whose
 		// namespace is gone, a finalizer included). No namespace controller runs here: they are finalized
 		// directly.
-		if namespacedLeft == 0 {
-			check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
-		} else {
-			remaining = append(remaining, "namespaces (after their content)")
-		}
-		for _, ref := range clusterRefs {
-			item, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{})
-			switch {
-			case err == nil:
-				remaining = append(remaining, ref.gvr.Resource+"/"+ref.name)
-				cp.deleteAgain(ctx, ref.gvr, item)
-			case !apierrors.IsNotFound(err):
-				remaining = append(remaining, fmt.Sprintf("%s/%s: %v", ref.gvr.Resource, ref.name, err))
-				listingFailed = true
+		checks = append(checks, func() {
+			if namespacedLeft == 0 {
+				check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
+			} else {
+				left("namespaces (after their content)", false)
 			}
-		}
+		})
+		parallel(checks)
 		if !listingFailed {
 			lastComplete = append(lastComplete[:0], remaining...)
 		}
