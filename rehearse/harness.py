@@ -288,7 +288,8 @@ class Harness:
         self.version: str = ""
         self.start_seconds: float = 0.0
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         _LIVE.add(self)
 
     # -- process ---------------------------------------------------------------------------------------------
@@ -362,6 +363,7 @@ class Harness:
                 if code is None:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         code = self._proc.wait(timeout=2)
+                self._stderr_reader.join(timeout=2)  # its last words, before quoting them
                 raise HarnessError(f"the control plane exited (code {code}) during {what}{self._stderr_tail()}")
             if not isinstance(reply, dict):
                 raise HarnessError(f"the control plane answered {what} with {reply!r}, not a JSON object")
