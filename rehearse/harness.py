@@ -233,7 +233,7 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
             why = f"did not finish within {timeout_s:.0f} s" if code is None else f"failed (exit {code})"
             raise HarnessUnavailable(
                 f"building the rehearsal control plane for Kubernetes {patch} {why}; the build needs the Go module "
-                f"proxy (or a filled module cache) and about 3 GB of disk. Last lines of {log}:\n{_tail(log)}")
+                f"proxy (or a filled module cache) and about 4 GB of disk. Last lines of {log}:\n{_tail(log)}")
         os.replace(partial, target)
         with open(log, "a") as out:
             out.write(f"built in {time.monotonic() - started:.1f} s\n")
