@@ -233,7 +233,7 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
             why = f"did not finish within {timeout_s:.0f} s" if code is None else f"failed (exit {code})"
             raise HarnessUnavailable(
                 f"building the rehearsal control plane for Kubernetes {patch} {why}; the build needs the Go module "
-                f"proxy (or a filled module cache) and about 3 GB of disk. Last lines of {log}:\n{_tail(log)}")
+                f"proxy (or a filled module cache) and about 4 GB of disk. Last lines of {log}:\n{_tail(log)}")
         os.replace(partial, target)
         with open(log, "a") as out:
             out.write(f"built in {time.monotonic() - started:.1f} s\n")
@@ -288,7 +288,8 @@ class Harness:
         self.version: str = ""
         self.start_seconds: float = 0.0
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         _LIVE.add(self)
 
     # -- process ---------------------------------------------------------------------------------------------
@@ -362,6 +363,7 @@ class Harness:
                 if code is None:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         code = self._proc.wait(timeout=2)
+                self._stderr_reader.join(timeout=2)  # its last words, before quoting them
                 raise HarnessError(f"the control plane exited (code {code}) during {what}{self._stderr_tail()}")
             if not isinstance(reply, dict):
                 raise HarnessError(f"the control plane answered {what} with {reply!r}, not a JSON object")

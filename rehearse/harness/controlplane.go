@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -32,8 +31,6 @@ import (
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
-	"k8s.io/kubernetes/pkg/controller/resourceclaim"
-	"k8s.io/kubernetes/pkg/features"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	kubeschedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"k8s.io/kubernetes/test/integration/util"
@@ -104,8 +101,7 @@ func startControlPlane(tb *harnessTB, dir string) (cp *controlPlane, err error) 
 
 	cfg := restclient.CopyConfig(server.ClientConfig)
 	cfg.QPS, cfg.Burst = 5000, 5000
-	tCtx = ktesting.WithRESTConfig(tCtx, cfg)
-	tCtx = ktesting.WithCancel(tCtx)
+	tCtx = withClient(tCtx, cfg)
 	tb.Cleanup(func() { tCtx.Cancel("shutting down") })
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -193,10 +189,7 @@ func startControllers(tCtx ktesting.TContext, cfg *restclient.Config) error {
 	if err != nil {
 		return fmt.Errorf("deployment controller: %w", err)
 	}
-	claims, err := resourceclaim.NewController(klog.FromContext(tCtx), resourceclaim.Features{
-		AdminAccess:     utilfeature.DefaultFeatureGate.Enabled(features.DRAAdminAccess),
-		PrioritizedList: utilfeature.DefaultFeatureGate.Enabled(features.DRAPrioritizedList),
-	}, client, factory.Core().V1().Pods(), factory.Resource().V1().ResourceClaims(), factory.Resource().V1().ResourceClaimTemplates())
+	claims, err := newClaimController(klog.FromContext(tCtx), client, factory)
 	if err != nil {
 		return fmt.Errorf("resourceclaim controller: %w", err)
 	}

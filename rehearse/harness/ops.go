@@ -125,8 +125,9 @@ func (cp *controlPlane) applyOne(object map[string]any) (result applyResult) {
 		if err := cp.waitEstablished(ctx, res, obj.GetName()); err != nil {
 			return fail(err)
 		}
-		cp.discovery.Invalidate()
-		cp.mapper.Reset()
+		if err := cp.waitServed(ctx, obj); err != nil {
+			return fail(err)
+		}
 	}
 	result.OK = true
 	return result
@@ -176,6 +177,21 @@ func (cp *controlPlane) waitEstablished(ctx context.Context, res dynamic.Resourc
 	})
 	if err != nil {
 		return fmt.Errorf("CustomResourceDefinition %s not Established: %w", name, err)
+	}
+	return nil
+}
+
+// waitServed: discovery lists a new CRD's kind a moment after it is Established; the next object may be one.
+func (cp *controlPlane) waitServed(ctx context.Context, crd *unstructured.Unstructured) error {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		cp.mapper.Reset()
+		_, err := cp.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CustomResourceDefinition %s: %s.%s not served: %w", crd.GetName(), kind, group, err)
 	}
 	return nil
 }

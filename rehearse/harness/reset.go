@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 )
 
 var (
@@ -52,6 +55,7 @@ func protected(gvr schema.GroupVersionResource, namespace, name string) bool {
 
 // reset deletes everything a rehearsal made, with grace period 0, and returns when it is gone.
 func (cp *controlPlane) reset() error {
+	began := time.Now()
 	ctx, cancel := context.WithTimeout(cp.ctx, 120*time.Second)
 	defer cancel()
 
@@ -87,19 +91,25 @@ func (cp *controlPlane) reset() error {
 	cleared := clearedClusterScoped
 
 	var problems []string
+	var problemsMu sync.Mutex
 	note := func(what string, err error) {
 		if err != nil && !apierrors.IsNotFound(err) {
+			problemsMu.Lock()
 			problems = append(problems, fmt.Sprintf("%s: %v", what, err))
+			problemsMu.Unlock()
 		}
 	}
 	opts := deleteOptions()
 
-	// 1. Namespaced objects, outside the system namespaces.
-	for _, gvr := range namespaced {
+	// 1. Namespaced objects, outside the system namespaces: the owners first (so no controller makes again
+	// what goes next), then the rest side by side, with the cluster-scoped kinds.
+	clearKind := func(gvr schema.GroupVersionResource) {
+		start := time.Now()
+		defer func() { klog.V(1).Infof("reset: %s in %s", gvr.Resource, time.Since(start)) }()
 		list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			note("listing "+gvr.Resource, err)
-			continue
+			return
 		}
 		byNamespace := map[string][]string{}
 		keep := map[string]bool{}
@@ -125,42 +135,52 @@ func (cp *controlPlane) reset() error {
 			note(fmt.Sprintf("%s in %s", gvr.Resource, ns), res.DeleteCollection(ctx, opts, metav1.ListOptions{}))
 		}
 	}
-	// 2. Cluster-scoped objects.
 	isCleared := map[schema.GroupVersionResource]bool{}
 	for _, gvr := range cleared {
 		isCleared[gvr] = true
-		note(gvr.Resource, cp.dynamic.Resource(gvr).DeleteCollection(ctx, opts, metav1.ListOptions{}))
+	}
+	var owners, rest []func()
+	for _, gvr := range namespaced {
+		gvr := gvr
+		if gvr.Group == "apps" && gvr.Resource != "controllerrevisions" {
+			owners = append(owners, func() { clearKind(gvr) })
+		} else {
+			rest = append(rest, func() { clearKind(gvr) })
+		}
+	}
+	// 2. Cluster-scoped objects.
+	for _, gvr := range cleared {
+		gvr := gvr
+		rest = append(rest, func() { note(gvr.Resource, cp.dynamic.Resource(gvr).DeleteCollection(ctx, opts, metav1.ListOptions{})) })
 	}
 	for _, ref := range clusterRefs {
 		if isCleared[ref.gvr] {
 			continue
 		}
-		note(ref.gvr.Resource+"/"+ref.name, cp.dynamic.Resource(ref.gvr).Delete(ctx, ref.name, opts))
+		ref := ref
+		rest = append(rest, func() { note(ref.gvr.Resource+"/"+ref.name, cp.dynamic.Resource(ref.gvr).Delete(ctx, ref.name, opts)) })
 	}
-	// 3. Namespaces: no namespace controller runs here, their content is gone already, so they are finalized
-	// directly.
-	namespaces, err := cp.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		note("listing namespaces", err)
-	} else {
-		for i := range namespaces.Items {
-			ns := &namespaces.Items[i]
-			if systemNamespaces[ns.Name] || ns.Name == "default" {
-				continue
-			}
-			note("namespace "+ns.Name, cp.removeNamespace(ctx, ns.Name))
-		}
-	}
-
-	// 4. Wait until it is gone: what a controller made again meanwhile is deleted again, and objects held by a
+	parallel(owners)
+	klog.V(1).Infof("reset: owners deleted after %s", time.Since(began))
+	parallel(rest)
+	// 3. Wait until it is gone: what a controller made again meanwhile is deleted again, and objects held by a
 	// finalizer no controller here would lift lose it.
-	var remaining []string
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	klog.V(1).Infof("reset: deletes issued after %s", time.Since(began))
+	var remaining, lastComplete []string
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		listingFailed := false
 		remaining = remaining[:0]
+		var mu sync.Mutex
+		left := func(what string, failed bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			remaining = append(remaining, what)
+			listingFailed = listingFailed || failed
+		}
 		check := func(gvr schema.GroupVersionResource, keepFn func(ns, name string) bool) {
 			list, err := cp.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				remaining = append(remaining, fmt.Sprintf("listing %s: %v", gvr.Resource, err))
+				left(fmt.Sprintf("listing %s: %v", gvr.Resource, err), true)
 				return
 			}
 			for i := range list.Items {
@@ -168,29 +188,61 @@ func (cp *controlPlane) reset() error {
 				if keepFn(item.GetNamespace(), item.GetName()) {
 					continue
 				}
-				remaining = append(remaining, refOf(item.GetKind(), item.GetNamespace(), item.GetName()))
+				left(refOf(item.GetKind(), item.GetNamespace(), item.GetName()), false)
 				cp.deleteAgain(ctx, gvr, item)
 			}
 		}
+		// Every kind side by side; namespaces after.
+		var checks []func()
 		for _, gvr := range namespaced {
 			if gvr == gvrEvents {
 				continue // events written while the pods went are not waited for
 			}
-			check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
+			checks = append(checks, func() {
+				check(gvr, func(ns, name string) bool { return systemNamespaces[ns] || protected(gvr, ns, name) })
+			})
 		}
+		parallel(checks)
+		namespacedLeft := len(remaining)
+		checks = checks[:0]
 		for _, gvr := range cleared {
-			check(gvr, func(string, string) bool { return false })
+			checks = append(checks, func() { check(gvr, func(string, string) bool { return false }) })
 		}
-		check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
 		for _, ref := range clusterRefs {
-			if _, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{}); err == nil || !apierrors.IsNotFound(err) {
-				remaining = append(remaining, ref.gvr.Resource+"/"+ref.name)
+			checks = append(checks, func() {
+				item, err := cp.dynamic.Resource(ref.gvr).Get(ctx, ref.name, metav1.GetOptions{})
+				switch {
+				case err == nil:
+					left(ref.gvr.Resource+"/"+ref.name, false)
+					cp.deleteAgain(ctx, ref.gvr, item)
+				case !apierrors.IsNotFound(err):
+					left(fmt.Sprintf("%s/%s: %v", ref.gvr.Resource, ref.name, err), true)
+				}
+			})
+		}
+		// Namespaces go once their content is gone (the API server refuses to change an object whose
+		// namespace is gone, a finalizer included). No namespace controller runs here: they are finalized
+		// directly.
+		checks = append(checks, func() {
+			if namespacedLeft == 0 {
+				check(gvrNamespaces, func(_, name string) bool { return systemNamespaces[name] || name == "default" })
+			} else {
+				left("namespaces (after their content)", false)
 			}
+		})
+		parallel(checks)
+		if !listingFailed {
+			lastComplete = append(lastComplete[:0], remaining...)
 		}
 		return len(remaining) == 0, nil
 	})
+	klog.V(1).Infof("reset: empty after %s", time.Since(began))
 	if err != nil {
-		problems = append(problems, fmt.Sprintf("still there after 60 s: %s", strings.Join(limit(remaining, 12), ", ")))
+		if lastComplete == nil {
+			lastComplete = remaining
+		}
+		problems = append(problems, fmt.Sprintf("still there after %s: %s", time.Since(began).Round(time.Second),
+			strings.Join(limit(lastComplete, 12), ", ")))
 	}
 
 	cp.mu.Lock()
@@ -200,6 +252,19 @@ func (cp *controlPlane) reset() error {
 		return fmt.Errorf("reset: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// parallel runs the functions side by side and returns when all are done.
+func parallel(fns []func()) {
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn()
+		}()
+	}
+	wg.Wait()
 }
 
 // deleteAgain: an object still there during reset is deleted (again); one that waits for a finalizer loses it.
@@ -222,18 +287,21 @@ func (cp *controlPlane) deleteAgain(ctx context.Context, gvr schema.GroupVersion
 // (the namespace controller's job), delete again (now it goes).
 func (cp *controlPlane) removeNamespace(ctx context.Context, name string) error {
 	nsClient := cp.client.CoreV1().Namespaces()
-	if err := nsClient.Delete(ctx, name, deleteOptions()); err != nil {
+	// A namespace already Terminating answers 409 Conflict here until it is finalized: not an error.
+	if err := nsClient.Delete(ctx, name, deleteOptions()); err != nil && !apierrors.IsConflict(err) {
 		return err
 	}
-	ns, err := nsClient.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if len(ns.Spec.Finalizers) > 0 {
-		ns.Spec.Finalizers = nil
-		if _, err := nsClient.Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ns, err := nsClient.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || len(ns.Spec.Finalizers) == 0 {
 			return err
 		}
+		ns.Spec.Finalizers = nil
+		_, err = nsClient.Finalize(ctx, ns, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	err = nsClient.Delete(ctx, name, deleteOptions())
 	if err != nil && !apierrors.IsNotFound(err) {
