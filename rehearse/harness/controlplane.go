@@ -58,6 +58,9 @@ var apiServerFlags = []string{
 	"--disable-admission-plugins=TaintNodesByCondition,ServiceAccount",
 	// No endpoints for the kubernetes Service: 127.0.0.1 is not a valid endpoint address.
 	"--endpoint-reconciler-type=none",
+	// Every cloud's API server admits privileged containers (GKE's driver installer is one); the test
+	// server's default is false.
+	"--allow-privileged=true",
 }
 
 func localURL(port int) url.URL {
