@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 from simulator.results import ReplicaPlacement, SimulationResult
 
 COLUMNS = ("WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP", "ALTERNATIVE", "REASON")
@@ -126,27 +129,50 @@ def to_json(result: SimulationResult) -> dict:
     (every possible outcome; empty when the outcome is determined). Every replica has its entry, also
     those the table shows as one run ("N more replicas pending: ...").
     """
+    return _json(result, [_replica_json(r) for r in result.replicas])
+
+
+def write_json(result: SimulationResult, write: Callable[[str], object]) -> None:
+    """The text of ``json.dumps(to_json(result), indent=2)``, written replica by replica (bounded memory)."""
+    if not len(result.replicas):
+        write(json.dumps(to_json(result), indent=2))
+        return
+    mark = "\0replicas\0"  # the replicas' place in the text of everything else (escaped: no input can match it first)
+    head, tail = json.dumps(_json(result, [mark]), indent=2).split(json.dumps(mark), 1)
+    write(head)
+    for i, (first, more) in enumerate(result.replicas.runs):
+        write((",\n    " if i else "") + json.dumps(_replica_json(first), indent=2).replace("\n", "\n    "))
+        if more:  # the run's later replicas differ from its first in their number only
+            text = json.dumps({**_replica_json(first), "replica": -1}, indent=2).replace("\n", "\n    ")
+            before, after = text.split('"replica": -1', 1)
+            for n in range(first.replica + 1, first.replica + more + 1):
+                write(f',\n    {before}"replica": {n}{after}')
+    write(tail)
+
+
+def _replica_json(r: ReplicaPlacement) -> dict:
+    return {
+        "workload": r.workload,
+        "replica": r.replica,
+        "status": r.status,
+        "pool": r.pool,
+        "node": r.node,
+        "devices": list(r.devices),
+        "tensorParallelSize": r.tensor_parallel_size,
+        "alternatives": list(r.alternatives),
+        "reason": r.reason,
+        "note": r.note,
+        "movesBack": r.moves_back,
+        "outcomes": [_outcome_json(o) for o in r.outcomes],
+    }
+
+
+def _json(result: SimulationResult, replicas: list) -> dict:
     return {
         "kubernetesVersion": result.kubernetes_version,
         "outcomesFollowed": result.branches,
         "enumerated": result.enumerated,
-        "replicas": [
-            {
-                "workload": r.workload,
-                "replica": r.replica,
-                "status": r.status,
-                "pool": r.pool,
-                "node": r.node,
-                "devices": list(r.devices),
-                "tensorParallelSize": r.tensor_parallel_size,
-                "alternatives": list(r.alternatives),
-                "reason": r.reason,
-                "note": r.note,
-                "movesBack": r.moves_back,
-                "outcomes": [_outcome_json(o) for o in r.outcomes],
-            }
-            for r in result.replicas
-        ],
+        "replicas": replicas,
         "pools": [
             {"name": p.name, "nodes": p.nodes, "nodesRange": list(p.nodes_range),
              "devicesInUse": p.devices_in_use, "devicesInUseRange": list(p.devices_in_use_range),

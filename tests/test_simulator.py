@@ -475,3 +475,16 @@ def test_replicas_pending_once_the_cluster_is_full_are_one_run(cfg):
     data = to_json(result)
     assert [r["replica"] for r in data["replicas"]] == list(range(1, 1001))
     assert data["replicas"][999]["status"] == "pending" and data["replicas"][999]["reason"] == last.reason
+
+
+@pytest.mark.parametrize("count", [0, 6, 40])
+def test_streamed_json_is_the_same_text(cfg, count):
+    import io
+    import json
+
+    from simulator.render import write_json
+
+    result = simulate(cfg, gpu_objects(), replicas={"vllm-gpu": count})
+    out = io.StringIO()
+    write_json(result, out.write)
+    assert out.getvalue() == json.dumps(to_json(result), indent=2)
