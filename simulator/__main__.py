@@ -12,17 +12,16 @@ import argparse
 import contextlib
 import gc
 import io
-import json
 import sys
 from pathlib import Path
 
 from simulator.engine import SimulationError, simulate
-from simulator.render import render_table, to_json
+from simulator.render import render_table, write_json
 from simulator.workloads import pod_specs
 from stacks.stack_files import stack_name_argument
 
 #: The most replicas ``--replicas`` places per workload: a million fits in bounded time and memory
-#: (bench/bench_simulator.py prints both); more is refused up front instead of ending in a MemoryError.
+#: (bench/bench_simulator_replicas.py prints both); more is refused up front instead of ending in a MemoryError.
 MAX_REPLICAS = 1_000_000
 
 
@@ -97,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         if collecting:
             gc.enable()
     if args.json:
-        print(json.dumps(to_json(result), indent=2))
+        write_json(result, sys.stdout.write)  # one replica at a time: a million do not sit in memory at once
+        print()
     else:
         print(render_table(result))
     return 0

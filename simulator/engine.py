@@ -52,6 +52,7 @@ from simulator.results import (
     PENDING,
     SCHEDULED,
     Outcome,
+    Placements,
     PoolUsage,
     SimulationResult,
     placement,
@@ -462,21 +463,30 @@ def simulate(
     if missing:
         warnings.append(f"workloads without a Deployment with claims in the objects: {', '.join(missing)}")
     by_name = {p.workload: p for p in pods}
-    keys = [(pod.workload, r) for pod in pods for r in range(1, pod.replicas + 1)]
+    keys: list[tuple[str, int]] = []  # the replicas placed one by one
+    # A replica pending in every unfolding changes nothing, so each later replica of its workload meets the
+    # same state and the same outcome: they are not placed, only counted (key -> how many follow it).
+    more: dict[tuple[str, int], int] = {}
     branches = [simulation.start()]
     # Once enumeration stops, each replica's possible outcomes are gathered here instead.
     coarse: dict[tuple[str, int], list[Outcome]] = {}
-    for step, key in enumerate(keys):
-        grown = [child for b in branches for child in simulation.place(b, by_name[key[0]], key)]
-        if len(grown) > MAX_BRANCHES:
-            simulation.enumerated = False
-            for done in keys[:step + 1]:  # every outcome so far is known exactly; keep one unfolding
-                coarse[done] = [b.history[done] for b in grown]
-            grown = grown[:1]
-        elif not simulation.enumerated:
-            coarse[key] = [grown[0].history[key], *simulation.possible_anywhere(grown[0], by_name[key[0]])]
-            grown = grown[:1]
-        branches = grown
+    for pod in pods:
+        for r in range(1, pod.replicas + 1):
+            key = (pod.workload, r)
+            keys.append(key)
+            grown = [child for b in branches for child in simulation.place(b, pod, key)]
+            if len(grown) > MAX_BRANCHES:
+                simulation.enumerated = False
+                for done in keys:  # every outcome so far is known exactly; keep one unfolding
+                    coarse[done] = [b.history[done] for b in grown]
+                grown = grown[:1]
+            elif not simulation.enumerated:
+                coarse[key] = [grown[0].history[key], *simulation.possible_anywhere(grown[0], pod)]
+                grown = grown[:1]
+            branches = grown
+            if r < pod.replicas and all(b.history[key].status == PENDING for b in branches):
+                more[key] = pod.replicas - r
+                break
     if reclaim:
         order = [p.name for p in simulation.pools if p.name in set(reclaim)]
         before = {k: coarse.get(k) or [b.history[k] for b in branches] for k in keys}
@@ -496,9 +506,9 @@ def simulate(
                            {p.name: p.priority for p in simulation.pools}, simulation.scores_prioritized_list)
         if placed.status == SCHEDULED and placed.pool:
             placed = replace(placed, moves_back=recovery.moves_back(cfg, key[0], placed.pool))
-        placements.append(placed)
+        placements.append((placed, more.get(key, 0)))
     if not simulation.enumerated:
         warnings.append(f"more than {MAX_BRANCHES} ways the cluster can unfold: later replicas list every pool "
                         "that could take them")
-    return SimulationResult(cfg.cluster.cloud, placements, simulation.usage(branches), warnings,
+    return SimulationResult(cfg.cluster.cloud, Placements(placements), simulation.usage(branches), warnings,
                             cfg.cluster.kubernetes_version, len(branches), simulation.enumerated)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 from simulator.results import ReplicaPlacement, SimulationResult
 
 COLUMNS = ("WORKLOAD", "REPLICA", "STATUS", "POOL", "NODE", "DEVICES", "TP", "ALTERNATIVE", "REASON")
@@ -28,6 +31,22 @@ def _row(r: ReplicaPlacement) -> tuple[str, ...]:
     )
 
 
+def _run_row(first: ReplicaPlacement, more: int) -> tuple[str, ...]:
+    """One row for the replicas after ``first`` that meet its outcome (the cluster no longer changes)."""
+    cells = _row(first)
+    low, high = first.replica + 1, first.replica + more
+    what = f"{more:,} more replica{'s' if more != 1 else ''} {first.status}: {cells[-1]}"
+    return (cells[0], str(low) if low == high else f"{low}-{high}", *cells[2:-1], what)
+
+
+def _rows(result: SimulationResult):
+    """Each replica's row, a run of replicas with one outcome as its first replica's row and one more."""
+    for first, more in result.replicas.runs:
+        yield _row(first)
+        if more:
+            yield _run_row(first, more)
+
+
 def _range(low_high: tuple[int, int], value: int) -> str:
     low, high = low_high
     return str(value) if low == high else f"{low}-{high}"
@@ -44,8 +63,9 @@ def _pool_line(p) -> str:
 
 
 def _summary(result: SimulationResult) -> str:
-    scheduled = sum(r.status == "scheduled" for r in result.replicas)
-    undetermined = sum(r.status == "undetermined" for r in result.replicas)
+    runs = result.replicas.runs
+    scheduled = sum(1 + more for r, more in runs if r.status == "scheduled")
+    undetermined = sum(1 + more for r, more in runs if r.status == "undetermined")
     line = f"{scheduled}/{len(result.replicas)} replicas scheduled"
     if undetermined and result.enumerated:
         line += (f", {undetermined} undetermined (Kubernetes {result.kubernetes_version}: "
@@ -57,8 +77,8 @@ def _summary(result: SimulationResult) -> str:
 
 
 def render_table(result: SimulationResult) -> str:
-    """Fixed-width table, one line per replica, then the pools' final sizes."""
-    rows = [COLUMNS, *(_row(r) for r in result.replicas)]
+    """Fixed-width table, one line per replica (one for a run of pending ones), then the pools' final sizes."""
+    rows = [COLUMNS, *_rows(result)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)) + "  " + row[-1]
              for row in rows]
@@ -79,7 +99,7 @@ def render_markdown(result: SimulationResult) -> str:
     """A Markdown section for summary.md: the placement table and the pools' final sizes."""
     lines = ["| workload | replica | status | pool | node | devices | TP | alternative | reason |",
              "|---|---:|---|---|---|---|---:|---|---|"]
-    for r in result.replicas:
+    for r in result.replicas:  # every replica its row (summary.md is cut to fit a comment when long)
         cells = _row(r)
         lines.append("| " + " | ".join(_md(c) if c not in ("-", "") else c for c in cells) + " |")
     if not result.replicas:
@@ -106,29 +126,53 @@ def to_json(result: SimulationResult) -> dict:
     Each replica: workload, replica, status (``scheduled``, ``pending`` or ``undetermined``), pool, node,
     devices, tensorParallelSize, alternatives (the ``request/subrequest`` each claim request got), reason,
     note, movesBack (on a less preferred pool: what brings it back, or that nothing will), and ``outcomes``
-    (every possible outcome; empty when the outcome is determined).
+    (every possible outcome; empty when the outcome is determined). Every replica has its entry, also
+    those the table shows as one run ("N more replicas pending: ...").
     """
+    return _json(result, [_replica_json(r) for r in result.replicas])
+
+
+def write_json(result: SimulationResult, write: Callable[[str], object]) -> None:
+    """The text of ``json.dumps(to_json(result), indent=2)``, written replica by replica (bounded memory)."""
+    if not len(result.replicas):
+        write(json.dumps(to_json(result), indent=2))
+        return
+    mark = "\0replicas\0"  # the replicas' place in the text of everything else (escaped: no input can match it first)
+    head, tail = json.dumps(_json(result, [mark]), indent=2).split(json.dumps(mark), 1)
+    write(head)
+    for i, (first, more) in enumerate(result.replicas.runs):
+        write((",\n    " if i else "") + json.dumps(_replica_json(first), indent=2).replace("\n", "\n    "))
+        if more:  # the run's later replicas differ from its first in their number only
+            text = json.dumps({**_replica_json(first), "replica": -1}, indent=2).replace("\n", "\n    ")
+            before, after = text.split('"replica": -1', 1)
+            for n in range(first.replica + 1, first.replica + more + 1):
+                write(f',\n    {before}"replica": {n}{after}')
+    write(tail)
+
+
+def _replica_json(r: ReplicaPlacement) -> dict:
+    return {
+        "workload": r.workload,
+        "replica": r.replica,
+        "status": r.status,
+        "pool": r.pool,
+        "node": r.node,
+        "devices": list(r.devices),
+        "tensorParallelSize": r.tensor_parallel_size,
+        "alternatives": list(r.alternatives),
+        "reason": r.reason,
+        "note": r.note,
+        "movesBack": r.moves_back,
+        "outcomes": [_outcome_json(o) for o in r.outcomes],
+    }
+
+
+def _json(result: SimulationResult, replicas: list) -> dict:
     return {
         "kubernetesVersion": result.kubernetes_version,
         "outcomesFollowed": result.branches,
         "enumerated": result.enumerated,
-        "replicas": [
-            {
-                "workload": r.workload,
-                "replica": r.replica,
-                "status": r.status,
-                "pool": r.pool,
-                "node": r.node,
-                "devices": list(r.devices),
-                "tensorParallelSize": r.tensor_parallel_size,
-                "alternatives": list(r.alternatives),
-                "reason": r.reason,
-                "note": r.note,
-                "movesBack": r.moves_back,
-                "outcomes": [_outcome_json(o) for o in r.outcomes],
-            }
-            for r in result.replicas
-        ],
+        "replicas": replicas,
         "pools": [
             {"name": p.name, "nodes": p.nodes, "nodesRange": list(p.nodes_range),
              "devicesInUse": p.devices_in_use, "devicesInUseRange": list(p.devices_in_use_range),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 SCHEDULED, PENDING, UNDETERMINED = "scheduled", "pending", "undetermined"
 
@@ -62,15 +62,62 @@ class PoolUsage:
     reclaimed: tuple[str, ...] = ()
 
 
+class Placements(Sequence[ReplicaPlacement]):
+    """Every replica's placement, in order; a run of replicas with one outcome is stored once with its length.
+
+    Once a replica stays pending in every unfolding, the cluster does not change and each later replica of its
+    workload meets the same outcome: ``runs`` holds ``(first placement, how many more)`` so a million such
+    replicas cost one entry. Iterating or indexing still yields one placement per replica.
+    """
+
+    def __init__(self, runs: Sequence[tuple[ReplicaPlacement, int]] = ()):
+        self.runs: list[tuple[ReplicaPlacement, int]] = list(runs)
+        self._len = sum(1 + more for _, more in self.runs)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[ReplicaPlacement]:
+        for first, more in self.runs:
+            yield first
+            for k in range(1, more + 1):
+                yield replace(first, replica=first.replica + k)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        for first, more in self.runs:
+            if index <= more:
+                return first if index == 0 else replace(first, replica=first.replica + index)
+            index -= 1 + more
+        raise IndexError(index)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Placements | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Placements({self.runs!r})"
+
+
 @dataclass
 class SimulationResult:
     cloud: str
-    replicas: list[ReplicaPlacement]
+    replicas: Placements
     pools: list[PoolUsage]
     warnings: list[str] = field(default_factory=list)
     kubernetes_version: str = ""
     branches: int = 1  # how many unfoldings were followed
     enumerated: bool = True  # False: stopped enumerating at MAX_BRANCHES
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.replicas, Placements):
+            self.replicas = Placements((r, 0) for r in self.replicas)
 
     def of(self, workload: str) -> list[ReplicaPlacement]:
         return [r for r in self.replicas if r.workload == workload]

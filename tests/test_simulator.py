@@ -457,3 +457,34 @@ def test_resource_scores_decide_at_1_34_and_the_better_ranked_alternative_from_1
     raw["cluster"]["kubernetesVersion"] = "1.35"
     scored = simulate(parse_stack_config(raw), gpu_objects())
     assert rows(scored) == [(SCHEDULED, "a100-80gb", 1)]
+
+
+def test_replicas_pending_once_the_cluster_is_full_are_one_run(cfg):
+    # The 5th replica finds every pool at max: the later ones meet the same cluster, so they are counted, not
+    # placed, and the table shows them as one line; iterating, indexing and the JSON still give every replica.
+    result = simulate(cfg, gpu_objects(), replicas={"vllm-gpu": 1000})
+    assert len(result.replicas) == 1000 and [r.replica for r in result.replicas] == list(range(1, 1001))
+    assert result.replicas.runs[-1][1] == 995
+    last = result.replicas[-1]
+    assert (last.replica, last.status, last.reason) == (1000, PENDING, result.replicas[4].reason)
+    assert result.replicas[4:6] == list(result.replicas)[4:6]
+    table = render_table(result)
+    assert len(table.splitlines()) < 20
+    assert "vllm-gpu  6-1000" in table and f"995 more replicas pending: {last.reason}" in table
+    assert "4/1000 replicas scheduled" in table
+    data = to_json(result)
+    assert [r["replica"] for r in data["replicas"]] == list(range(1, 1001))
+    assert data["replicas"][999]["status"] == "pending" and data["replicas"][999]["reason"] == last.reason
+
+
+@pytest.mark.parametrize("count", [0, 6, 40])
+def test_streamed_json_is_the_same_text(cfg, count):
+    import io
+    import json
+
+    from simulator.render import write_json
+
+    result = simulate(cfg, gpu_objects(), replicas={"vllm-gpu": count})
+    out = io.StringIO()
+    write_json(result, out.write)
+    assert out.getvalue() == json.dumps(to_json(result), indent=2)
