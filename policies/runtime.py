@@ -95,6 +95,27 @@ def _shared_method(method: Callable[..., Any], owner: Any, message: Any) -> Any:
     return result
 
 
+def _provider_by_content(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``_get_provider_resource`` decoding each distinct provider once per call, whichever resource carries it.
+
+    Every resource of a request carries its provider's whole resource (type, URN, name, properties); a stack
+    has a handful of providers, so AnalyzeStack decoded the same provider properties once per resource. The
+    same bytes give the same provider, which the policies only read.
+    """
+    @functools.wraps(method)
+    def wrapper(self: Any, message: Any) -> Any:
+        cache = getattr(_calls, "cache", None)
+        if cache is None or not message.HasField("provider"):
+            return method(self, message)
+        key = ("provider", message.provider.SerializeToString(deterministic=True))
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = (method(self, message),)
+        return hit[0]
+
+    return wrapper
+
+
 class _Converted:
     """``MessageToDict``'s result on its way to ``deserialize_properties`` (kept only until then)."""
 
@@ -212,6 +233,8 @@ def install() -> bool:
     runtime.deserialize_properties = _deserializing(runtime.deserialize_properties)
     runtime.unknown_checking_proxy = _memoized(runtime.unknown_checking_proxy)
     servicer = runtime._PolicyAnalyzerServicer
+    if hasattr(servicer, "_get_provider_resource"):
+        servicer._get_provider_resource = _provider_by_content(servicer._get_provider_resource)
     for name in _PER_RESOURCE:
         if hasattr(servicer, name):
             setattr(servicer, name, _memoized_method(getattr(servicer, name)))
