@@ -43,27 +43,6 @@ def shared(function: Callable[[Any], Any], value: Any) -> Any:
     return result
 
 
-def shared_over(function: Callable[[list[Any]], Any], items: list[Any], parts: Callable[[Any], tuple]) -> Any:
-    """``function(items)``, computed once per analyzer call for lists whose items have the very same ``parts``.
-
-    The stack policies of one ``AnalyzeStack`` call each get their own list of ``PolicyResource`` objects, but
-    built from the same messages: with the decoding shared, their types, URNs, names and properties are the
-    same objects, so whatever is derived from those alone (a ``StackView``) is the same for every policy.
-    The parts are held until the call ends, so their ids are not reused within it.
-    """
-    cache = getattr(_calls, "cache", None)
-    if cache is None:
-        return function(items)
-    held = tuple(part for item in items for part in parts(item))
-    key = ("over", function, tuple(map(id, held)))
-    hit = cache.get(key)
-    if hit is not None:
-        return hit[1]
-    result = function(items)
-    cache[key] = (held, result)
-    return result
-
-
 def _memoized(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:

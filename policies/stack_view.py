@@ -28,7 +28,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictPr
 
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
-from .runtime import shared, shared_over
+from .runtime import shared
 
 UNKNOWN = "[unknown]"
 
@@ -295,10 +295,6 @@ def driver_release(res: Res) -> DriverRelease:
 # ---- the whole stack -------------------------------------------------------------------
 
 
-def _identity(resource: Any) -> tuple:
-    return resource.resource_type, resource.urn, resource.name, resource.props
-
-
 class StackView:
     """Typed access to the resources of one stack.
 
@@ -313,12 +309,6 @@ class StackView:
 
     @classmethod
     def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
-        """The view of a stack policy's resources; within one analyzer call, one view for all stack policies
-        (it reads only each resource's type, URN, name and properties, the same objects for every policy)."""
-        return shared_over(cls._of_policy_resources, list(resources), _identity)
-
-    @classmethod
-    def _of_policy_resources(cls, resources: list[Any]) -> StackView:
         view = cls.__new__(cls)
         view._init([(r.resource_type, r) for r in resources])
         return view
