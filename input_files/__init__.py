@@ -71,9 +71,8 @@ POLICY_CONFIG = Limits(max_bytes=2**20, max_depth=32)
 SNAPSHOT_JSON = Limits(max_bytes=512 * 2**20, max_depth=100)
 
 
-def read_text(path: Path | str, limits: Limits) -> str:
-    """The file's text: a regular file, at most ``limits.max_bytes``, UTF-8 without NUL bytes."""
-    path = Path(path)
+def check_file(path: Path, limits: Limits) -> None:
+    """Refuse, naming the path, anything but an existing regular file of at most ``limits.max_bytes``."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -86,6 +85,12 @@ def read_text(path: Path | str, limits: Limits) -> str:
         raise InputFileError(path, "is not a regular file (a device, pipe or socket)")
     if info.st_size > limits.max_bytes:
         raise InputFileError(path, f"is {info.st_size} bytes; at most {limits.describe_bytes()} is read")
+
+
+def read_text(path: Path | str, limits: Limits) -> str:
+    """The file's text: a regular file, at most ``limits.max_bytes``, UTF-8 without NUL bytes."""
+    path = Path(path)
+    check_file(path, limits)
     try:
         with open(path, "rb") as handle:
             data = handle.read(limits.max_bytes + 1)

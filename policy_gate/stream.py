@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +47,7 @@ class StreamedSteps:
         self.chunk = chunk
         self.saw_steps = False
         self.steps_type = ""  # the type of a `steps` value that is not a list
-        _check_file(self.path, limits)
+        input_files.check_file(self.path, limits)
 
     # ---- buffer ----
 
@@ -213,16 +211,3 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _check_file(path: Path, limits: Limits) -> None:
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise InputFileError(path, "no such file") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputFileError(path, "is a directory, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputFileError(path, "is not a regular file (a device, pipe or socket)")
-    if info.st_size > limits.max_bytes:
-        raise InputFileError(path, f"is {info.st_size} bytes; at most {limits.describe_bytes()} is read")
