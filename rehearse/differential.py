@@ -36,7 +36,7 @@ from rehearse.simside import Layout, Pick, SimAnswer, simulate
 DEFAULT_SEED = 20260
 DEFAULT_COUNT = 500
 DEFAULT_MINOR = "1.35"
-BATCH = 125
+BATCH = 25  # at 125 a batch's unschedulable pods kept status writes going past the settle timeout
 #: How long nothing may change before a wave counts as placed: longer than the scheduler's first backoff (1 s), so a
 #: pod tried before its ResourceClaim existed is tried again before the next wave arrives.
 QUIET_MS = 1200
