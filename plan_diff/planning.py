@@ -156,7 +156,13 @@ def base_worktree(project: Path, commit: str) -> Iterator[Path]:
         if tree.exists():
             subprocess.run(["git", "-C", str(toplevel), "worktree", "remove", "--force", "--force", str(tree)],
                            capture_output=True)
-        shutil.rmtree(holder, ignore_errors=True)
+        # A stop during `worktree add` kills git, not the checkout it started, which may still be writing files
+        # into the tree for a moment: remove until the folder stays gone (bounded).
+        for _ in range(100):
+            shutil.rmtree(holder, ignore_errors=True)
+            if not holder.exists():
+                break
+            time.sleep(0.05)
         # After the folder is gone, prune drops a registration that `remove` could not (a stop mid-add).
         subprocess.run(["git", "-C", str(toplevel), "worktree", "prune"], capture_output=True)
 
@@ -272,26 +278,35 @@ def _plan_both(project: Path, stack: str, base: str | None) -> Plans:
             if head_has:
                 _start(head, stack, key)
             with base_worktree(project, commit) as base_tree:
-                base_run.tree = base_tree
-                base_has = (base_tree / stack_file).is_file()
-                if not head_has and not base_has:
-                    raise DiffError(f"no stack file {stack_file} in the working tree or at BASE {base_ref}")
-                if base_has:
-                    _start(base_run, stack, key)
-                _wait([head, base_run])
-                base_doc = _read(base_run) if base_has else {"steps": []}
+                try:
+                    base_run.tree = base_tree
+                    base_has = (base_tree / stack_file).is_file()
+                    if not head_has and not base_has:
+                        raise DiffError(f"no stack file {stack_file} in the working tree or at BASE {base_ref}")
+                    if base_has:
+                        _start(base_run, stack, key)
+                    _wait([head, base_run])
+                    base_doc = _read(base_run) if base_has else {"steps": []}
+                finally:
+                    # Before the worktree goes: a base plan still running would write into the folders removed.
+                    _stop(base_run)
             head_doc = _read(head) if head_has else {"steps": []}
         finally:
             for run in (head, base_run):
-                if run.process is not None and run.process.poll() is None:
-                    run.process.kill()
-                    run.process.wait()
+                _stop(run)
     if not base_has:
         notes.append(f"{stack_file} does not exist at BASE {base_ref}: every resource is new"
                      + _head_hint(project, stack, stack_file, base_ref))
     if not head_has:
         notes.append(f"{stack_file} does not exist in the working tree: every resource would be deleted")
     return Plans(base_doc, head_doc, base_ref, commit, notes)
+
+
+def _stop(run: _Run) -> None:
+    """Kill a plan that is still running and wait for it."""
+    if run.process is not None and run.process.poll() is None:
+        run.process.kill()
+        run.process.wait()
 
 
 def _head_hint(project: Path, stack: str, stack_file: str, base_ref: str) -> str:
