@@ -113,11 +113,16 @@ func startControlPlane(tb *harnessTB, dir string) (cp *controlPlane, err error) 
 	}
 	tb.Cleanup(func() { _ = os.Remove(kubeconfig) })
 
-	// kube-scheduler with the default profile, exactly as the v1 configuration defaults it.
+	// kube-scheduler with the default profile, as the v1 configuration defaults it, but for one timing: a pod whose
+	// scheduling attempt ended in an error (not "unschedulable") waits in the error backoff queue, which is never
+	// popped early, for 1 s, 2 s, 4 s ... up to podMaxBackoffSeconds (default 10) before it is tried again
+	// (pkg/scheduler/backend/queue/backoff_queue.go, v1.35.4). With 1 s, settle can wait for that retry in
+	// errorRetryQuiet instead of 11 s; which node or device a pod gets does not depend on it.
 	schedCfg, err := defaultSchedulerConfig()
 	if err != nil {
 		return nil, err
 	}
+	schedCfg.PodInitialBackoffSeconds, schedCfg.PodMaxBackoffSeconds = 1, 1
 	util.StartScheduler(tCtx, schedCfg, nil)
 
 	if err := startControllers(tCtx, cfg); err != nil {

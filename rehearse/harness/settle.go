@@ -17,15 +17,40 @@ import (
 func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
-	lastFingerprint, lastChange := "", start
+	var last map[string]string
+	lastChange := start
+	changed := map[string]time.Time{} // when each object last changed
+	writes := map[string]int{}        // how often it changed during this wait
+	said := map[string][]string{}     // a pod's last two scheduling messages, when they differ
 	for {
-		fingerprint, moving, err := cp.snapshot()
+		versions, notes, moving, err := cp.snapshot()
 		now := time.Now()
 		if err == nil {
-			if fingerprint != lastFingerprint {
-				lastFingerprint, lastChange = fingerprint, now
+			for key, note := range notes {
+				if seen := said[key]; len(seen) == 0 || seen[len(seen)-1] != note {
+					said[key] = append(seen, note)[max(0, len(seen)-1):]
+				}
 			}
-			if len(moving) == 0 && now.Sub(lastChange) >= quiet {
+			if last != nil {
+				for key, version := range versions {
+					if last[key] != version {
+						changed[key], writes[key] = now, writes[key]+1
+					}
+				}
+				for key := range last {
+					if _, ok := versions[key]; !ok {
+						changed[key], writes[key] = now, writes[key]+1
+					}
+				}
+			}
+			if last == nil || !sameVersions(last, versions) {
+				last, lastChange = versions, now
+			}
+			wait := quiet
+			if erroring(notes) { // its retry comes after the backoff (1 s) and the backoff queue's flush window (1 s)
+				wait = max(quiet, errorRetryQuiet)
+			}
+			if len(moving) == 0 && now.Sub(lastChange) >= wait {
 				return now.Sub(start), nil
 			}
 		}
@@ -34,12 +59,65 @@ func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, err
 			if err != nil {
 				what = err.Error()
 			} else if len(moving) == 0 {
-				what = fmt.Sprintf("objects still changing within the last %s", quiet)
+				what = fmt.Sprintf("objects still changing within the last %s: %s", quiet,
+					strings.Join(limit(busiest(changed, writes, said, now.Add(-quiet)), 12), "; "))
 			}
 			return now.Sub(start), fmt.Errorf("timeout after %.1f s: %s", now.Sub(start).Seconds(), what)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// errorRetryQuiet: how long nothing may change, while a pod's last attempt was a scheduling error, before the
+// cluster counts as settled: the scheduler's error backoff (podMaxBackoffSeconds, 1 here) plus the 1 s window the
+// backoff queue is flushed in, plus a margin. The retry may place the pod (what other pods took since can turn an
+// error into a plain "no", and the next alternative of the claim is tried).
+const errorRetryQuiet = 2500 * time.Millisecond
+
+func erroring(notes map[string]string) bool {
+	for _, note := range notes {
+		if strings.HasPrefix(note, corev1.PodReasonSchedulerError+":") {
+			return true
+		}
+	}
+	return false
+}
+
+func sameVersions(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for key, version := range a {
+		if b[key] != version {
+			return false
+		}
+	}
+	return true
+}
+
+// busiest names the objects that changed since `since`, the most often written first: what keeps a cluster from
+// going quiet is the first thing to look at when a settle times out.
+func busiest(changed map[string]time.Time, writes map[string]int, said map[string][]string, since time.Time) []string {
+	var keys []string
+	for key, at := range changed {
+		if !at.Before(since) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if writes[keys[i]] != writes[keys[j]] {
+			return writes[keys[i]] > writes[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]string, len(keys))
+	for i, key := range keys {
+		out[i] = fmt.Sprintf("%s (%d writes)", key, writes[key])
+		if len(said[key]) > 1 { // a pod whose scheduling message keeps changing: say between what
+			out[i] += fmt.Sprintf(" between %q and %q", said[key][0], said[key][1])
+		}
+	}
+	return out
 }
 
 func limit(items []string, n int) []string {
@@ -51,41 +129,40 @@ func limit(items []string, n int) []string {
 
 func generation(observed, want int64) bool { return observed >= want }
 
-// snapshot reads the cluster once: a fingerprint of every watched object's resourceVersion and what is
-// still moving.
-func (cp *controlPlane) snapshot() (string, []string, error) {
+// snapshot reads the cluster once: every watched object's UID and resourceVersion, by kind/namespace/name, each
+// pending pod's scheduling condition, and what is still moving.
+func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []string, error) {
 	ctx, cancel := context.WithTimeout(cp.ctx, 20*time.Second)
 	defer cancel()
-	var fp strings.Builder
+	versions, notes := map[string]string{}, map[string]string{}
 	var moving []string
 	all := metav1.ListOptions{}
 	add := func(kind string, meta metav1.Object) {
-		fp.WriteString(kind)
-		fp.WriteByte(' ')
-		fp.WriteString(string(meta.GetUID()))
-		fp.WriteByte(' ')
-		fp.WriteString(meta.GetResourceVersion())
-		fp.WriteByte('\n')
+		key := kind + "/" + meta.GetName()
+		if meta.GetNamespace() != "" {
+			key = kind + "/" + meta.GetNamespace() + "/" + meta.GetName()
+		}
+		versions[key] = string(meta.GetUID()) + " " + meta.GetResourceVersion()
 	}
 
 	deployments, err := cp.client.AppsV1().Deployments("").List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range deployments.Items {
 		d := &deployments.Items[i]
-		add("d", d)
+		add("Deployment", d)
 		if !generation(d.Status.ObservedGeneration, d.Generation) {
 			moving = append(moving, fmt.Sprintf("Deployment/%s/%s: generation %d not observed yet", d.Namespace, d.Name, d.Generation))
 		}
 	}
 	replicasets, err := cp.client.AppsV1().ReplicaSets("").List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range replicasets.Items {
 		rs := &replicasets.Items[i]
-		add("rs", rs)
+		add("ReplicaSet", rs)
 		want := int32(1)
 		if rs.Spec.Replicas != nil {
 			want = *rs.Spec.Replicas
@@ -96,11 +173,11 @@ func (cp *controlPlane) snapshot() (string, []string, error) {
 	}
 	daemonsets, err := cp.client.AppsV1().DaemonSets("").List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range daemonsets.Items {
 		ds := &daemonsets.Items[i]
-		add("ds", ds)
+		add("DaemonSet", ds)
 		if !generation(ds.Status.ObservedGeneration, ds.Generation) ||
 			ds.Status.CurrentNumberScheduled != ds.Status.DesiredNumberScheduled {
 			moving = append(moving, fmt.Sprintf("DaemonSet/%s/%s: %d of %d nodes", ds.Namespace, ds.Name,
@@ -109,21 +186,24 @@ func (cp *controlPlane) snapshot() (string, []string, error) {
 	}
 	claims, err := cp.client.ResourceV1().ResourceClaims("").List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	allocated := map[string]bool{}
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		add("rc", c)
+		add("ResourceClaim", c)
 		allocated[c.Namespace+"/"+c.Name] = c.Status.Allocation != nil
 	}
 	pods, err := cp.client.CoreV1().Pods("").List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		add("p", pod)
+		add("Pod", pod)
+		if note := schedulingNote(pod); note != "" {
+			notes["Pod/"+pod.Namespace+"/"+pod.Name] = note
+		}
 		if pod.DeletionTimestamp != nil {
 			moving = append(moving, fmt.Sprintf("Pod/%s/%s: being deleted", pod.Namespace, pod.Name))
 			continue
@@ -145,20 +225,34 @@ func (cp *controlPlane) snapshot() (string, []string, error) {
 	}
 	nodes, err := cp.client.CoreV1().Nodes().List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range nodes.Items {
-		add("n", &nodes.Items[i])
+		add("Node", &nodes.Items[i])
 	}
 	slices, err := cp.client.ResourceV1().ResourceSlices().List(ctx, all)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, nil, err
 	}
 	for i := range slices.Items {
-		add("s", &slices.Items[i])
+		add("ResourceSlice", &slices.Items[i])
 	}
 	sort.Strings(moving)
-	return fp.String(), moving, nil
+	return versions, notes, moving, nil
+}
+
+// schedulingNote: the reason and message of a pod's PodScheduled condition when the scheduler refused it.
+func schedulingNote(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			message := c.Message
+			if len(message) > 300 {
+				message = message[:300] + "..."
+			}
+			return c.Reason + ": " + message
+		}
+	}
+	return ""
 }
 
 // scheduleRefused: the scheduler tried and said no (or the pod waits for its scheduling gates).
