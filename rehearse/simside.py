@@ -54,7 +54,9 @@ class NodeState:
         return self.content, tuple(sorted(self.used)), self.cpu_m, self.memory_mib, self.pods
 
 
-State = tuple[tuple[tuple[NodeState, ...], ...], tuple[str, ...]]
+#: Per pool its nodes; the groups of pending pods; the groups of those whose last attempt was a scheduling *error*
+#: (each also in the pending groups), which kube-scheduler tries again, unlike a pod it found unschedulable.
+State = tuple[tuple[tuple[NodeState, ...], ...], tuple[str, ...], tuple[str, ...]]
 
 
 @dataclass
@@ -89,6 +91,10 @@ class SimAnswer:
     @property
     def determinate(self) -> bool:
         return self.undecided is None and len(self.layouts) == 1
+
+
+class TooManyLayouts(RuntimeError):
+    """The pods can be placed in more ways than the simulator follows (:data:`MAX_LAYOUTS`)."""
 
 
 class NotEquivalent(ValueError):
@@ -148,7 +154,7 @@ class ScenarioSimulator:
             self.groups.append((group["name"], spec, int(group["replicas"])))
 
     def start(self) -> State:
-        return tuple(tuple(NodeState() for _ in pool.nodes) for pool in self.pools), ()
+        return tuple(tuple(NodeState() for _ in pool.nodes) for pool in self.pools), (), ()
 
     def run(self) -> SimAnswer:
         answer = SimAnswer()
@@ -158,15 +164,57 @@ class ScenarioSimulator:
                 if pod.problem:
                     answer.problems[name] = pod.problem
                 for _ in range(replicas):
-                    states = {child for state in states for child in self.place(state, name, pod)}
+                    states = self.retried({child for state in states for child in self.place(state, name, pod)})
                     if len(states) > MAX_LAYOUTS:
                         answer.undecided = f"more than {MAX_LAYOUTS} ways the pods can be placed"
                         return answer
-        except SearchAbandoned as exc:
+                states = {state for state in states if not self.retries(state)}
+        except (SearchAbandoned, TooManyLayouts) as exc:
             answer.undecided = str(exc)
             return answer
         answer.layouts = {layout_of(state) for state in states}
         return answer
+
+    def retried(self, states: set[State]) -> set[State]:
+        """``states`` and every state reached from them by trying pods that met a scheduling error again.
+
+        A pod whose Filter returned an error (an ``All`` request a claim constraint refuses, a CEL runtime error)
+        goes to the backoff queue, not to the unschedulable pods, and kube-scheduler pops it from there as soon as
+        its active queue is empty (SchedulerPopFromBackoffQ, beta and on since 1.33: pkg/scheduler/backend/queue/
+        active_queue.go and scheduling_queue.go, v1.35.4). So such a pod is tried again between any two pods and
+        after every wave, and what other pods took meanwhile can change its answer (an ``All`` request over
+        devices already taken is simply unsatisfiable, and the next alternative is tried). A wave ends only where
+        no such pod can get further (``run`` keeps those states).
+        """
+        out, todo = set(states), list(states)
+        while todo:
+            for child in self.retries(todo.pop()):
+                if child not in out:
+                    out.add(child)
+                    todo.append(child)
+                    if len(out) > MAX_LAYOUTS:
+                        raise TooManyLayouts(f"more than {MAX_LAYOUTS} ways the pods can be placed")
+        return out
+
+    def retries(self, state: State) -> list[State]:
+        """The states one more attempt at one erroring pod leads to, where that attempt gets further."""
+        children = []
+        pods = {name: pod for name, pod, _ in self.groups}
+        for group in dict.fromkeys(state[2]):
+            base = _unpend(state, group)
+            try:
+                found = self.candidates(base, pods[group])
+            except (CelEvaluationError, ConstraintError):
+                continue  # the same error again: nothing changes
+            except MissingDeviceClass:
+                found = []
+            if not found:  # unschedulable now: it waits for an event this scenario never makes
+                children.append(_pending(base, group))
+                continue
+            if self.scorer is not None:
+                found = list(self.scorer(pods[group], found))
+            children += [_commit(base, group, pods[group], c) for c in found]
+        return children
 
     def candidates(self, state: State, pod: PodSpec) -> list[Candidate]:
         """Every distinct node that can take the pod; raises CelEvaluationError / MissingDeviceClass."""
@@ -189,8 +237,10 @@ class ScenarioSimulator:
             return [_pending(state, group)]
         try:
             found = self.candidates(state, pod)
-        except (CelEvaluationError, MissingDeviceClass, ConstraintError):
-            return [_pending(state, group)]  # the scheduler's Filter errors: the pod is not scheduled
+        except (CelEvaluationError, ConstraintError):
+            return [_pending(state, group, error=True)]  # the scheduler's Filter errors: tried again later
+        except MissingDeviceClass:
+            return [_pending(state, group)]  # PreFilter: unschedulable until the class exists
         if not found:
             return [_pending(state, group)]
         if self.scorer is not None:
@@ -198,8 +248,16 @@ class ScenarioSimulator:
         return [_commit(state, group, pod, c) for c in found]
 
 
-def _pending(state: State, group: str) -> State:
-    return state[0], tuple(sorted((*state[1], group)))
+def _pending(state: State, group: str, *, error: bool = False) -> State:
+    return state[0], tuple(sorted((*state[1], group))), tuple(sorted((*state[2], group))) if error else state[2]
+
+
+def _unpend(state: State, group: str) -> State:
+    """``state`` without one pending, erroring pod of ``group`` (it is being tried again)."""
+    pending, errored = list(state[1]), list(state[2])
+    pending.remove(group)
+    errored.remove(group)
+    return state[0], tuple(pending), tuple(errored)
 
 
 def _commit(state: State, group: str, pod: PodSpec, choice: Candidate) -> State:
@@ -212,7 +270,7 @@ def _commit(state: State, group: str, pod: PodSpec, choice: Candidate) -> State:
     nodes[nodes.index(node)] = placed
     pools = list(state[0])
     pools[choice.pool] = tuple(sorted(nodes, key=NodeState.sort_key))
-    return tuple(pools), state[1]
+    return tuple(pools), state[1], state[2]
 
 
 def layout_of(state: State) -> Layout:

@@ -230,3 +230,64 @@ def test_a_run_places_batches_and_places_a_disagreeing_scenario_again_alone(gene
     assert report.rechecked == {wrong: True}
     assert len(report.compared) == 6 and not report.disagreements and not report.failures
     assert f"{wrong}: disagreed in its batch, agrees placed alone" in report.render()
+
+
+class BusyControlPlane(FakeControlPlane):
+    """Never goes quiet with more than one scenario on it, or at all with a ``stuck`` scenario."""
+
+    def __init__(self, documents, stuck=()):
+        super().__init__(documents)
+        self.stuck = set(stuck)
+
+    def settle(self, timeout_s=60.0, quiet_ms=500):
+        if len(self.placed) > 1 or self.placed & self.stuck:
+            raise TimeoutError("settle: timeout after 180.0 s: objects still changing: Pod/x/y (40 writes)")
+        return 0.0
+
+
+def test_a_batch_that_never_goes_quiet_is_placed_one_scenario_at_a_time(generated):
+    documents = [sc.document() for sc in generated[:3]]
+    started = []
+
+    def start():
+        started.append(1)
+        return BusyControlPlane(documents)
+
+    report = differential.run(SEED, 3, "1.35", batch=3, progress=lambda *a: None, start=start)
+    assert len(started) == 4  # the batch, then each of its three scenarios alone
+    assert len(report.compared) == 3 and not report.failures and not report.disagreements
+    assert list(report.split) == ["s0000..s0002"] and "Pod/x/y (40 writes)" in report.split["s0000..s0002"]
+    assert "batch s0000..s0002 did not complete together" in report.render()
+    assert report.to_json()["batchesPlacedOneByOne"] == report.split
+
+
+def test_a_scenario_that_never_goes_quiet_alone_is_a_failure(generated):
+    documents = [sc.document() for sc in generated[:3]]
+    stuck = documents[1]["name"]
+    report = differential.run(SEED, 3, "1.35", batch=3, progress=lambda *a: None,
+                              start=lambda: BusyControlPlane(documents, stuck={stuck}))
+    assert len(report.compared) == 2
+    assert report.failures == [f"scenario {stuck}: TimeoutError: settle: timeout after 180.0 s: objects still "
+                               "changing: Pod/x/y (40 writes)"]
+    assert f"NOT COMPARED scenario {stuck}" in report.render()
+
+
+def test_a_pod_that_met_a_scheduling_error_is_tried_again_after_other_pods_took_devices():
+    """s0245: g0's first alternative takes *all* TPU chips under a parentUUID constraint no chip has: an error on
+    the TPU node while the chips are free (the whole pod fails), a plain "no" once g1 holds them, and then g0's
+    last alternative, one MIG slice, fits. kube-scheduler tries an erroring pod again after its backoff; so does
+    the simulator, after every pod."""
+    document = scenarios.scenario(SEED, 245).document()
+    g0 = document["templates"][0]["spec"]["spec"]["devices"]
+    assert g0["constraints"] == [{"matchAttribute": "gpu.nvidia.com/parentUUID"}]
+    assert g0["requests"][0]["firstAvailable"][0]["allocationMode"] == "All"
+    answer = simside.simulate(document, kubernetes="1.35")
+    assert answer.determinate
+    (pools, pending), = answer.layouts
+    assert pending == ()
+    assert sorted(group for node in pools[0] for group, _ in node) == ["s0245-g0"] * 4
+
+    alone = copy.deepcopy(document)
+    alone["groups"] = [g for g in alone["groups"] if g["name"] == "s0245-g0"]
+    (_, pending), = simside.simulate(alone, kubernetes="1.35").layouts
+    assert pending == ("s0245-g0",) * 4  # the chips stay free: the error never ends

@@ -183,11 +183,12 @@ func (cp *controlPlane) handle(req *request) (reply map[string]any, stop bool) {
 		if req.QuietMillis != nil {
 			quiet = *req.QuietMillis
 		}
-		elapsed, err := cp.settle(time.Duration(timeout*float64(time.Second)), time.Duration(quiet)*time.Millisecond)
+		elapsed, flapping, err := cp.settle(time.Duration(timeout*float64(time.Second)), time.Duration(quiet)*time.Millisecond)
 		if err != nil {
-			return map[string]any{"ok": false, "error": err.Error(), "elapsedSeconds": elapsed.Seconds()}, false
+			return map[string]any{"ok": false, "error": err.Error(), "elapsedSeconds": elapsed.Seconds(),
+				"flapping": flapping}, false
 		}
-		return map[string]any{"ok": true, "elapsedSeconds": elapsed.Seconds()}, false
+		return map[string]any{"ok": true, "elapsedSeconds": elapsed.Seconds(), "flapping": flapping}, false
 	case "list":
 		items, err := cp.list(req.Kinds)
 		if err != nil {

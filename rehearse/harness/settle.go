@@ -13,19 +13,28 @@ import (
 
 // settle waits until the controllers and the scheduler have nothing left to do: every DaemonSet, Deployment and
 // ReplicaSet has caught up with its spec, every Pod is bound or marked unschedulable by the scheduler, every
-// ResourceClaim of a bound Pod is allocated, and no watched object changed for `quiet`.
-func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, error) {
+// ResourceClaim of a bound Pod is allocated, and no watched object changed for `quiet`. It also returns the pods
+// whose claim statuses flap (see flapWatch): they never go quiet, and they never get scheduled.
+func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, []string, error) {
 	start := time.Now()
+	flaps := newFlapWatch()
 	deadline := start.Add(timeout)
 	var last map[string]string
+	writers := map[string]string{} // who wrote each object last, as its managedFields say
 	lastChange := start
 	changed := map[string]time.Time{} // when each object last changed
 	writes := map[string]int{}        // how often it changed during this wait
 	said := map[string][]string{}     // a pod's last two scheduling messages, when they differ
 	for {
-		versions, notes, moving, err := cp.snapshot()
+		seen, err := cp.snapshot()
+		versions, notes, moving := seen.versions, seen.notes, seen.moving
 		now := time.Now()
 		if err == nil {
+			flaps.observe(seen.pods)
+			flaps.versions(versions, seen.pods)
+			for key, writer := range seen.writers {
+				writers[key] = writer
+			}
 			for key, note := range notes {
 				if seen := said[key]; len(seen) == 0 || seen[len(seen)-1] != note {
 					said[key] = append(seen, note)[max(0, len(seen)-1):]
@@ -51,7 +60,7 @@ func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, err
 				wait = max(quiet, errorRetryQuiet)
 			}
 			if len(moving) == 0 && now.Sub(lastChange) >= wait {
-				return now.Sub(start), nil
+				return now.Sub(start), flaps.pods(), nil
 			}
 		}
 		if now.After(deadline) {
@@ -60,9 +69,9 @@ func (cp *controlPlane) settle(timeout, quiet time.Duration) (time.Duration, err
 				what = err.Error()
 			} else if len(moving) == 0 {
 				what = fmt.Sprintf("objects still changing within the last %s: %s", quiet,
-					strings.Join(limit(busiest(changed, writes, said, now.Add(-quiet)), 12), "; "))
+					strings.Join(limit(busiest(changed, writes, said, writers, now.Add(-quiet)), 12), "; "))
 			}
-			return now.Sub(start), fmt.Errorf("timeout after %.1f s: %s", now.Sub(start).Seconds(), what)
+			return now.Sub(start), flaps.pods(), fmt.Errorf("timeout after %.1f s: %s", now.Sub(start).Seconds(), what)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -83,6 +92,24 @@ func erroring(notes map[string]string) bool {
 	return false
 }
 
+// lastWriter: the field manager of an object's newest managedFields entry, with its operation and subresource.
+func lastWriter(meta metav1.Object) string {
+	var newest *metav1.ManagedFieldsEntry
+	for i, entry := range meta.GetManagedFields() {
+		if entry.Time != nil && (newest == nil || !entry.Time.Before(newest.Time)) {
+			newest = &meta.GetManagedFields()[i]
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	what := string(newest.Operation)
+	if newest.Subresource != "" {
+		what += " " + newest.Subresource
+	}
+	return fmt.Sprintf("%s (%s)", newest.Manager, what)
+}
+
 func sameVersions(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -97,7 +124,8 @@ func sameVersions(a, b map[string]string) bool {
 
 // busiest names the objects that changed since `since`, the most often written first: what keeps a cluster from
 // going quiet is the first thing to look at when a settle times out.
-func busiest(changed map[string]time.Time, writes map[string]int, said map[string][]string, since time.Time) []string {
+func busiest(changed map[string]time.Time, writes map[string]int, said map[string][]string, writers map[string]string,
+	since time.Time) []string {
 	var keys []string
 	for key, at := range changed {
 		if !at.Before(since) {
@@ -112,7 +140,11 @@ func busiest(changed map[string]time.Time, writes map[string]int, said map[strin
 	})
 	out := make([]string, len(keys))
 	for i, key := range keys {
-		out[i] = fmt.Sprintf("%s (%d writes)", key, writes[key])
+		out[i] = fmt.Sprintf("%s (%d writes", key, writes[key])
+		if writer := writers[key]; writer != "" {
+			out[i] += ", the last by " + writer
+		}
+		out[i] += ")"
 		if len(said[key]) > 1 { // a pod whose scheduling message keeps changing: say between what
 			out[i] += fmt.Sprintf(" between %q and %q", said[key][0], said[key][1])
 		}
@@ -129,12 +161,21 @@ func limit(items []string, n int) []string {
 
 func generation(observed, want int64) bool { return observed >= want }
 
-// snapshot reads the cluster once: every watched object's UID and resourceVersion, by kind/namespace/name, each
-// pending pod's scheduling condition, and what is still moving.
-func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []string, error) {
+// view: one reading of the cluster. versions: each watched object's UID and resourceVersion by kind/namespace/
+// name; notes: each refused pod's scheduling reason and message; writers: each object's last field manager;
+// pods: each pod's shape (see flapWatch); moving: what has not caught up yet.
+type view struct {
+	versions, notes, writers map[string]string
+	pods                     map[string]podShape
+	moving                   []string
+}
+
+// snapshot reads the cluster once (see view).
+func (cp *controlPlane) snapshot() (view, error) {
 	ctx, cancel := context.WithTimeout(cp.ctx, 20*time.Second)
 	defer cancel()
-	versions, notes := map[string]string{}, map[string]string{}
+	versions, notes, writers := map[string]string{}, map[string]string{}, map[string]string{}
+	shapes := map[string]podShape{}
 	var moving []string
 	all := metav1.ListOptions{}
 	add := func(kind string, meta metav1.Object) {
@@ -143,11 +184,14 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 			key = kind + "/" + meta.GetNamespace() + "/" + meta.GetName()
 		}
 		versions[key] = string(meta.GetUID()) + " " + meta.GetResourceVersion()
+		if writer := lastWriter(meta); writer != "" {
+			writers[key] = writer
+		}
 	}
 
 	deployments, err := cp.client.AppsV1().Deployments("").List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range deployments.Items {
 		d := &deployments.Items[i]
@@ -158,7 +202,7 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 	}
 	replicasets, err := cp.client.AppsV1().ReplicaSets("").List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range replicasets.Items {
 		rs := &replicasets.Items[i]
@@ -173,7 +217,7 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 	}
 	daemonsets, err := cp.client.AppsV1().DaemonSets("").List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range daemonsets.Items {
 		ds := &daemonsets.Items[i]
@@ -186,7 +230,7 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 	}
 	claims, err := cp.client.ResourceV1().ResourceClaims("").List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	allocated := map[string]bool{}
 	for i := range claims.Items {
@@ -196,11 +240,12 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 	}
 	pods, err := cp.client.CoreV1().Pods("").List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		add("Pod", pod)
+		shapes["Pod/"+pod.Namespace+"/"+pod.Name] = shapeOf(pod)
 		if note := schedulingNote(pod); note != "" {
 			notes["Pod/"+pod.Namespace+"/"+pod.Name] = note
 		}
@@ -225,20 +270,20 @@ func (cp *controlPlane) snapshot() (map[string]string, map[string]string, []stri
 	}
 	nodes, err := cp.client.CoreV1().Nodes().List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range nodes.Items {
 		add("Node", &nodes.Items[i])
 	}
 	slices, err := cp.client.ResourceV1().ResourceSlices().List(ctx, all)
 	if err != nil {
-		return nil, nil, nil, err
+		return view{}, err
 	}
 	for i := range slices.Items {
 		add("ResourceSlice", &slices.Items[i])
 	}
 	sort.Strings(moving)
-	return versions, notes, moving, nil
+	return view{versions, notes, writers, shapes, moving}, nil
 }
 
 // schedulingNote: the reason and message of a pod's PodScheduled condition when the scheduler refused it.

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The resourceclaim controller of Kubernetes 1.34 to 1.36 applies a pod's status.resourceClaimStatuses with only
+// the entries it added in that sync, as the list's sole field manager, so server-side apply removes the others
+// (kubernetes/kubernetes#138407, fixed by #138408 in 1.37; v1.34.4, v1.35.4 and v1.36.3 still have it). A pod with
+// two or more ResourceClaimTemplates can then see its list flip between subsets in a hot loop, each write
+// restoring one entry and dropping another, and kube-scheduler, which needs every entry, keeps the pod Pending
+// ("ResourceClaim not created yet"). Nothing else in the cluster changes, so a settle would wait for ever.
+//
+// flapWatch recognises that loop from the outside: a pod whose resourceVersion keeps changing while nothing but
+// its list of claim statuses does, each time a strict subset of its template claims. Such a pod is fingerprinted by
+// everything else, and settle reports it, so a caller can tell a cluster that is done from one that never will be.
+
+// flipsToFlap: how many such writes in one settle mark a pod as flapping (the loop writes several a second).
+const flipsToFlap = 4
+
+// podShape: what flapWatch compares between two readings of a pod.
+type podShape struct {
+	version   string // UID and resourceVersion
+	claims    string // the names in status.resourceClaimStatuses, sorted
+	entries   int    // how many there are
+	templates int    // the pod's claims made from a ResourceClaimTemplate
+	rest      string // UID, node, phase, deletion and the PodScheduled condition: what a settle is waiting for
+}
+
+func shapeOf(pod *corev1.Pod) podShape {
+	var names []string
+	for _, s := range pod.Status.ResourceClaimStatuses {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	templates := 0
+	for _, c := range pod.Spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			templates++
+		}
+	}
+	rest := []string{string(pod.UID), pod.Spec.NodeName, string(pod.Status.Phase)}
+	if pod.DeletionTimestamp != nil {
+		rest = append(rest, "deleting")
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			rest = append(rest, string(c.Status), c.Reason, c.Message)
+		}
+	}
+	return podShape{version: string(pod.UID) + " " + pod.ResourceVersion, claims: strings.Join(names, ","),
+		entries: len(names), templates: templates, rest: strings.Join(rest, "\x00")}
+}
+
+type flapWatch struct {
+	last     map[string]podShape
+	flips    map[string]int
+	flapping map[string]bool
+}
+
+func newFlapWatch() *flapWatch {
+	return &flapWatch{last: map[string]podShape{}, flips: map[string]int{}, flapping: map[string]bool{}}
+}
+
+// observe takes one reading of every pod and counts the writes that changed nothing but a partial claim list.
+func (f *flapWatch) observe(pods map[string]podShape) {
+	for key, now := range pods {
+		before, seen := f.last[key]
+		if seen && before.version != now.version && before.rest == now.rest && before.claims != now.claims &&
+			now.templates >= 2 && now.entries < now.templates {
+			f.flips[key]++
+			if f.flips[key] >= flipsToFlap {
+				f.flapping[key] = true
+			}
+		}
+		f.last[key] = now
+	}
+}
+
+// versions replaces a flapping pod's resourceVersion by what else it shows, so its flips are not changes.
+func (f *flapWatch) versions(versions map[string]string, pods map[string]podShape) {
+	for key := range f.flapping {
+		if shape, ok := pods[key]; ok {
+			versions[key] = "flapping " + shape.rest
+		}
+	}
+}
+
+// pods: the flapping pods as namespace/name, sorted.
+func (f *flapWatch) pods() []string {
+	out := []string{}
+	for key := range f.flapping {
+		out = append(out, strings.TrimPrefix(key, "Pod/"))
+	}
+	sort.Strings(out)
+	return out
+}
