@@ -52,16 +52,20 @@ RESERVED_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/")
 #: azure-aks-docs articles/aks/aks-managed-gpu-nodes.md): a device plugin on a DRA pool.
 MANAGED_GPU_TAG = "EnableManagedGPUExperience"
 #: VM sizes whose GPUs AKS drives with NVIDIA's GRID (vGPU) driver (Azure/AgentBaker aks-node-controller/pkg/gpu/
-#: skus.go ConvergedGPUDriverSizes at 06836ee2): NVML names a vGPU profile there ("NVIDIA A10-24Q"), not the
-#: board, so neither the catalog's product name nor its memory describes what the DRA driver would publish.
+#: skus.go ConvergedGPUDriverSizes at 06836ee2, recorded in tests/fixtures/aks_vm_sizes.json): NVML names a vGPU
+#: profile there ("NVIDIA A10-24Q"), not the board, so neither the catalog's product name nor its memory
+#: describes what the DRA driver would publish. NVadsA10 v5 (every size, NV36adms too) and NC A10 v4.
 #: AKS writes the Spot label and taint into a Spot pool's own ``nodeLabels``/``nodeTaints`` (azure-aks-docs
 #: spot-node-pool), and refuses its reserved prefixes in what a pool asks for (use-labels.md): the inputs leave
 #: them out and these paths are ignored, so a refresh never turns them into an update that comes back forever.
 #: The library's own taints on a Spot pool (the GPU taint) are fixed by the library, so ignoring the taint
 #: list there loses nothing a stack config can change; a new pool picks up a changed taint.
 SPOT_WRITTEN_BY_AKS = [f'nodeLabels["{AKS_SCALESET_PRIORITY}"]', "nodeTaints"]
-GRID_DRIVER_SIZE_PREFIX = "standard_nv"
-GRID_DRIVER_SIZE_SUFFIX = "ads_a10_v5"
+GRID_DRIVER_SIZES = frozenset({
+    "standard_nv6ads_a10_v5", "standard_nv12ads_a10_v5", "standard_nv18ads_a10_v5", "standard_nv36ads_a10_v5",
+    "standard_nv36adms_a10_v5", "standard_nv72ads_a10_v5",
+    "standard_nc8ads_a10_v4", "standard_nc16ads_a10_v4", "standard_nc32ads_a10_v4",
+})
 #: The Cluster Autoscaler's node groups on AKS are the pools' scale sets (kubernetes/autoscaler
 #: cluster-autoscaler/cloudprovider/azure/azure_scale_set.go: a node group's Id is the scale set's name),
 #: which AKS names ``aks-<pool>-<number>-vmss`` in the node resource group.
@@ -69,9 +73,8 @@ VMSS_SUFFIX = "-[0-9]+-vmss"
 
 
 def runs_grid_driver(vm_size: str) -> bool:
-    """Whether AKS drives this size's GPU with the GRID (vGPU) driver (NVadsA10 v5)."""
-    size = vm_size.lower()
-    return size.startswith(GRID_DRIVER_SIZE_PREFIX) and size.endswith(GRID_DRIVER_SIZE_SUFFIX)
+    """Whether AKS drives this size's GPU with the GRID (vGPU) driver (NVadsA10 v5, NC A10 v4)."""
+    return vm_size.lower() in GRID_DRIVER_SIZES
 
 
 def dra_pool_issues(args: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ tests/test_machine_catalog.py checks every shape against real data: GCE against 
 ``gcloud compute machine-types list`` (tests/fixtures/gce_machine_types.csv), EC2 against the
 DescribeInstanceTypes data moto ships (vCPUs, memory, GPU count and model), EKS ``max_pods`` against
 the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv); tests/test_aks_catalog.py
-checks the AKS sizes against Azure's size tables (tests/fixtures/aks_vm_sizes.json).
+checks the AKS sizes against Azure's size tables and Resource SKUs (tests/fixtures/aks_vm_sizes.json,
+recorded by tools/record_aks_sizes.py with each source's repository, commit and path).
 """
 
 from dataclasses import dataclass, field
@@ -254,7 +255,8 @@ EKS_INSTANCES: dict[str, MachineShape] = _shapes(
 AKS_MAX_PODS = 110
 
 #: GPU VM sizes on AKS (the sizes' pages cited at the top; fractional-GPU NVadsA10 v5 sizes left out:
-#: they expose a vGPU slice, not a whole device a DRA claim can count).
+#: they expose a vGPU slice, not a whole device a DRA claim can count). Every figure is checked against the
+#: pages and Azure's Resource SKUs as tools/record_aks_sizes.py records them (tests/fixtures/aks_vm_sizes.json).
 AKS_VM_SIZES: dict[str, MachineShape] = _shapes(
     MachineShape("Standard_NC24ads_A100_v4", "nvidia-a100-80gb-pcie", 1, "aks", vcpus=24, memory_gib=220,
                  max_pods=AKS_MAX_PODS),
@@ -269,6 +271,8 @@ AKS_VM_SIZES: dict[str, MachineShape] = _shapes(
     MachineShape("Standard_ND96isr_H100_v5", "nvidia-h100-80gb", 8, "aks", vcpus=96, memory_gib=1900,
                  max_pods=AKS_MAX_PODS),
     MachineShape("Standard_NV36ads_A10_v5", "nvidia-a10", 1, "aks", vcpus=36, memory_gib=440, max_pods=AKS_MAX_PODS),
+    MachineShape("Standard_NV36adms_A10_v5", "nvidia-a10", 1, "aks", vcpus=36, memory_gib=880,
+                 max_pods=AKS_MAX_PODS),
     MachineShape("Standard_NV72ads_A10_v5", "nvidia-a10", 2, "aks", vcpus=72, memory_gib=880, max_pods=AKS_MAX_PODS),
     MachineShape("Standard_NC4as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=4, memory_gib=28, max_pods=AKS_MAX_PODS),
     MachineShape("Standard_NC8as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=8, memory_gib=56, max_pods=AKS_MAX_PODS),
