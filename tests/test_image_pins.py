@@ -233,3 +233,13 @@ def test_the_docs_list_every_image_and_say_which_are_unpinned():
     section = text[text.index("## Not pinned by digest"):]
     for image in images.UNPINNED_IMAGES:
         assert f"`{image}`" in section, f"docs/images.md does not say {image} is unpinned"
+
+
+@pytest.mark.parametrize("path", sorted((DOCS.parent.parent / "examples" / "stacks").glob("Pulumi.*.yaml")),
+                         ids=lambda p: p.name)
+def test_the_example_stacks_name_images_by_proven_digest(path):
+    named = re.findall(r"^\s+image: (\S+)$", path.read_text(), re.MULTILINE)
+    assert named, f"{path.name} names no serving image"
+    for image in named:
+        match = DIGEST.match(image)
+        assert match and match.group(1) in pins.PULLABLE_MANIFESTS, f"{path.name}: {image}"
