@@ -12,7 +12,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from . import helm_values, pins, wiring_keys
+from . import helm_values, images, pins, wiring_keys
 from .base import Issues, LibraryComponent
 from .releases import chart_issues, helm_release, privileged_namespace
 
@@ -107,11 +107,13 @@ class NvidiaDevicePlugin(LibraryComponent):
         super().__init__(name, opts)
         self.fail_on(self.check(name, args))
         namespace = privileged_namespace(self, name, args.get("namespace", pins.NVIDIA_DEVICE_PLUGIN_NAMESPACE))
+        chart = args.get("chart", pins.NVIDIA_DEVICE_PLUGIN_CHART)
+        version = args.get("version", pins.NVIDIA_DEVICE_PLUGIN_VERSION)
+        extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
         release = helm_release(
-            self, name, RELEASE_NAME, chart=args.get("chart", pins.NVIDIA_DEVICE_PLUGIN_CHART),
-            version=args.get("version", pins.NVIDIA_DEVICE_PLUGIN_VERSION),
+            self, name, RELEASE_NAME, chart=chart, version=version,
             repository=args.get("repository", pins.NVIDIA_DEVICE_PLUGIN_REPO),
-            namespace=namespace.metadata.name, values=device_plugin_values(args.get("values")))
+            namespace=namespace.metadata.name, values=device_plugin_values(extra))
         self.namespace = namespace.metadata.name
         self.release_name = release.name
         self.register()

@@ -32,7 +32,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import clouds, helm_values, pins
+from . import clouds, helm_values, images, pins
 from .base import Issues, LibraryComponent, resolved
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint, tolerations_for
@@ -129,13 +129,14 @@ class NvidiaDraDriver(LibraryComponent):
         self.fail_on(self.check(name, args))
         profile = clouds.profile(args["cloud"])
         quota_wanted = args.get("resource_quota", profile.nvidia_dra_quota_by_default)
+        chart, version = args.get("chart", pins.NVIDIA_DRA_CHART), args.get("version", pins.NVIDIA_DRA_VERSION)
+        extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
         values = resolved(args.get("node_taints", []), lambda taints: nvidia_dra_values(
-            profile.name, taints_of(taints), resource_quota=quota_wanted, extra=args.get("values")))
+            profile.name, taints_of(taints), resource_quota=quota_wanted, extra=extra))
         namespace = privileged_namespace(self, name, args.get("namespace", pins.NVIDIA_DRA_NAMESPACE))
         quota = critical_pods_quota(self, name, namespace) if quota_wanted else None
         release = helm_release(
-            self, name, RELEASE_NAME, chart=args.get("chart", pins.NVIDIA_DRA_CHART),
-            version=args.get("version", pins.NVIDIA_DRA_VERSION), repository=args.get("repository"),
+            self, name, RELEASE_NAME, chart=chart, version=version, repository=args.get("repository"),
             namespace=namespace.metadata.name, values=values, depends_on=[quota] if quota else [],
             create_namespace=False, allow_null_values=True)  # null removes a chart default (controller.affinity)
         self.namespace = namespace.metadata.name

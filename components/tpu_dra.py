@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from . import helm_values, pins
+from . import helm_values, images, pins
 from .base import Issues, LibraryComponent, resolved
 from .node_selection import NodeTaint, tolerations_for
 from .pool_args import Taint, taint_issues, taints_of
@@ -96,12 +96,12 @@ class TpuDraDriver(LibraryComponent):
     def __init__(self, name: str, args: TpuDraDriverArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, opts)
         self.fail_on(self.check(name, args))
-        values = resolved(args.get("node_taints", []),
-                          lambda taints: tpu_dra_values(taints_of(taints), args.get("values")))
+        chart, version = args.get("chart", pins.TPU_DRA_CHART), args.get("version", pins.TPU_DRA_VERSION)
+        extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
+        values = resolved(args.get("node_taints", []), lambda taints: tpu_dra_values(taints_of(taints), extra))
         namespace = privileged_namespace(self, name, args.get("namespace", pins.TPU_DRA_NAMESPACE))
         release = helm_release(
-            self, name, RELEASE_NAME, chart=args.get("chart", pins.TPU_DRA_CHART),
-            version=args.get("version", pins.TPU_DRA_VERSION), repository=args.get("repository"),
+            self, name, RELEASE_NAME, chart=chart, version=version, repository=args.get("repository"),
             namespace=namespace.metadata.name, values=values, create_namespace=False, allow_null_values=True)
         self.namespace = namespace.metadata.name
         self.release_name = release.name
