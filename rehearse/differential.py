@@ -43,11 +43,12 @@ QUIET_MS = 1200
 #: Why a scenario with a pod whose claim statuses flapped is not judged. The resourceclaim controller of Kubernetes
 #: 1.34 to 1.36 applies a pod's status.resourceClaimStatuses with only the entries it added in that sync, and
 #: server-side apply drops the rest: a pod with two or more ResourceClaimTemplates can flip between partial lists in
-#: a hot loop, and kube-scheduler keeps it Pending while an entry is missing. Whether it starts depends on timing,
+#: a hot loop, and kube-scheduler refuses the pod whenever it reads a partial list. Whether it starts depends on timing,
 #: so the outcome is Kubernetes' bug, not a placement the simulator could be held to (kubernetes/kubernetes#138407,
 #: fixed by #138408 in 1.37; v1.34.4, v1.35.4 and v1.36.3 still have it). The library's workloads use one claim.
 FLAPPING = ("its claim statuses flapped (kubernetes/kubernetes#138407: the resourceclaim controller before 1.37 "
-            "drops entries of pods with two or more claim templates), so kube-scheduler kept it Pending")
+            "drops entries of pods with two or more claim templates), and kube-scheduler refuses a pod whose list "
+            "it reads partial")
 #: The longest wait for the cluster objects to go quiet before the first pods (the scheduler's informers must have
 #: every ResourceSlice); past it the pods are applied anyway.
 OBJECTS_SETTLE_S = 20.0

@@ -291,3 +291,28 @@ def test_a_pod_that_met_a_scheduling_error_is_tried_again_after_other_pods_took_
     alone["groups"] = [g for g in alone["groups"] if g["name"] == "s0245-g0"]
     (_, pending), = simside.simulate(alone, kubernetes="1.35").layouts
     assert pending == ("s0245-g0",) * 4  # the chips stay free: the error never ends
+
+
+def test_a_scenario_with_a_pod_whose_claim_statuses_flapped_is_not_judged(generated):
+    document = next(sc.document() for sc in generated if any(len(g["pod"].get("resourceClaims") or ()) >= 2
+                                                           for g in sc.document()["groups"]))
+    answer = simside.simulate(document, kubernetes="1.35")
+    pods = [{"group": g["name"], "node": None, "picks": [], "reason": "Unschedulable: ResourceClaim not created yet"}
+            for g in document["groups"] for _ in range(int(g["replicas"]))]
+    pods[0]["flapping"] = True
+    verdict = differential.compare(document, {"pods": pods}, answer)
+    assert verdict.unjudged and "kubernetes/kubernetes#138407" in verdict.unjudged
+    assert verdict.agrees and not verdict.determinate
+    case = differential.Case(document, answer, {"pods": pods}, verdict)
+    report = differential.Report(SEED, "1.35", "v1.35.4", [case], 1.0, 0.1)
+    assert report.unjudged == [case] and report.judged == [] and report.agreement_rate == 0.0
+    assert f"not judged:   1 ({document['name']})" in report.render()
+    assert document["name"] in report.to_json()["notJudged"]
+
+
+def test_observe_marks_the_pods_the_harness_saw_flapping():
+    document = {"groups": [{"name": "s9-g0"}]}
+    pods = [{"metadata": {"namespace": "differential", "name": n, "labels": {scenarios.GROUP_LABEL: "s9-g0"}},
+             "spec": {}, "status": {}} for n in ("s9-g0-0", "s9-g0-1")]
+    observed = differential.observe(document, pods, [], flapping={"differential/s9-g0-1"})
+    assert [p.get("flapping", False) for p in observed["pods"]] == [False, True]

@@ -44,12 +44,14 @@ def test_a_whole_recorded_run_agrees_with_the_simulator(path):
     run = differential.load(path)
     assert run["count"] >= 500 and len(run["cases"]) == run["count"]
     differing = []
-    determinate = 0
+    determinate = unjudged = 0
     for case in run["cases"]:
         answer = simside.simulate(case["document"], kubernetes=run["kubernetes"])
         verdict = differential.compare(case["document"], case["observed"], answer)
         determinate += verdict.determinate
+        unjudged += verdict.unjudged is not None
         if not verdict.agrees:
             differing.append(f"{case['document']['description']}\n{verdict.detail}")
     assert not differing, "\n".join(differing)
     assert determinate >= 0.7 * run["count"]
+    assert unjudged <= 0.02 * run["count"], "most scenarios are judged; flapping claim statuses are rare"

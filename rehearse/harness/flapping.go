@@ -11,8 +11,10 @@ import (
 // the entries it added in that sync, as the list's sole field manager, so server-side apply removes the others
 // (kubernetes/kubernetes#138407, fixed by #138408 in 1.37; v1.34.4, v1.35.4 and v1.36.3 still have it). A pod with
 // two or more ResourceClaimTemplates can then see its list flip between subsets in a hot loop, each write
-// restoring one entry and dropping another, and kube-scheduler, which needs every entry, keeps the pod Pending
-// ("ResourceClaim not created yet"). Nothing else in the cluster changes, so a settle would wait for ever.
+// restoring one entry and dropping another, and kube-scheduler, which needs every entry, refuses the pod whenever
+// it reads a partial list ("ResourceClaim not created yet"). Nothing else in the cluster changes, so a settle would
+// wait for ever. Deleting one of a pending pod's two generated claims starts it every time (the controller
+// re-creates that claim and applies only its entry): tests/rehearsal/test_harness.py.
 //
 // flapWatch recognises that loop from the outside: a pod whose resourceVersion keeps changing while nothing but
 // its list of claim statuses does, each time a strict subset of its template claims. Such a pod is fingerprinted by

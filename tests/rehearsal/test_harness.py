@@ -8,6 +8,7 @@ only. An invalid CEL selector is refused by the API server with its own message.
 from __future__ import annotations
 
 import copy
+import time
 
 import pytest
 
@@ -196,3 +197,49 @@ def test_custom_resource_definition_then_its_object(cluster):
     cluster.reset()
     assert "widgets.example.com" not in [c["metadata"]["name"] for c in
                                          cluster.list("customresourcedefinitions")["customresourcedefinitions"]]
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_a_pod_with_two_claim_templates_flaps_when_one_claim_is_recreated(cluster):
+    """kubernetes/kubernetes#138407 on the real resourceclaim controller: once one of a pending pod's two
+    generated claims is deleted, the controller re-creates it and applies only that entry to the pod's
+    status.resourceClaimStatuses; server-side apply drops the other, the next sync restores that one and drops the
+    first, and so on, for ever; kube-scheduler refuses the pod whenever it reads a partial list. settle must still
+    return, naming the pod (fixed by #138408 in 1.37: there the list stays whole and nothing flaps)."""
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "none", "namespace": NS},
+                "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                    "deviceClassName": DRIVER,
+                    "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "absent"'}}]}}]}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "two-claims", "namespace": NS},
+           "spec": {"tolerations": [TOLERATION],
+                    "containers": [{"name": "c", "image": "example.invalid/x:1"}],
+                    "resourceClaims": [{"name": "a", "resourceClaimTemplateName": "none"},
+                                       {"name": "b", "resourceClaimTemplateName": "none"}]}}
+    objects = [node("gpu-1", "gpu", taint=True), device_class(), resource_slice("gpu-1"), template, pod]
+    assert all(r.ok for r in cluster.apply(objects))
+    cluster.settle(timeout_s=60)
+    (listed,) = cluster.list("pods")["pods"]
+    assert sorted(s["name"] for s in listed["status"]["resourceClaimStatuses"]) == ["a", "b"]
+    assert "nodeName" not in listed["spec"]
+
+    claim = next(s["resourceClaimName"] for s in listed["status"]["resourceClaimStatuses"] if s["name"] == "b")
+    cluster.flapping.clear()
+    cluster.delete([{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "namespace": NS, "name": claim}])
+    cluster.settle(timeout_s=60, quiet_ms=1200)
+    (listed,) = cluster.list("pods")["pods"]
+    assert "nodeName" not in listed["spec"]
+    if _minor(cluster.version) < (1, 37):
+        assert cluster.flapping == {f"{NS}/two-claims"}
+        time.sleep(0.5)
+        (again,) = cluster.list("pods")["pods"]
+        assert again["metadata"]["resourceVersion"] != listed["metadata"]["resourceVersion"], "still rewritten"
+        writer = max(again["metadata"]["managedFields"], key=lambda m: m["time"])
+        assert writer["manager"] == "ResourceClaimController" and writer["subresource"] == "status"
+    else:
+        assert not cluster.flapping
+        assert sorted(s["name"] for s in listed["status"]["resourceClaimStatuses"]) == ["a", "b"]
