@@ -17,8 +17,8 @@ import (
 // re-creates that claim and applies only its entry): tests/rehearsal/test_harness.py.
 //
 // flapWatch recognises that loop from the outside: a pod whose resourceVersion keeps changing while nothing but
-// its list of claim statuses does, each time a strict subset of its template claims. Such a pod is fingerprinted by
-// everything else, and settle reports it, so a caller can tell a cluster that is done from one that never will be.
+// its list of claim statuses does, each time a strict subset of its template claims. Such a pod is fingerprinted
+// without that list, and settle reports it, so a caller can tell a cluster that is done from one that never will be.
 
 // flipsToFlap: how many such writes in one settle mark a pod as flapping (the loop writes several a second).
 const flipsToFlap = 4
@@ -29,7 +29,7 @@ type podShape struct {
 	claims    string // the names in status.resourceClaimStatuses, sorted
 	entries   int    // how many there are
 	templates int    // the pod's claims made from a ResourceClaimTemplate
-	rest      string // UID, node, phase, deletion and the PodScheduled condition: what a settle is waiting for
+	rest      string // UID, node, nomination, phase, deletion, PodScheduled status and reason: what decides
 }
 
 func shapeOf(pod *corev1.Pod) podShape {
@@ -44,13 +44,13 @@ func shapeOf(pod *corev1.Pod) podShape {
 			templates++
 		}
 	}
-	rest := []string{string(pod.UID), pod.Spec.NodeName, string(pod.Status.Phase)}
+	rest := []string{string(pod.UID), pod.Spec.NodeName, pod.Status.NominatedNodeName, string(pod.Status.Phase)}
 	if pod.DeletionTimestamp != nil {
 		rest = append(rest, "deleting")
 	}
 	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			rest = append(rest, string(c.Status), c.Reason, c.Message)
+		if c.Type == corev1.PodScheduled { // not its message: which node's error it quotes can vary by attempt
+			rest = append(rest, string(c.Status), c.Reason)
 		}
 	}
 	return podShape{version: string(pod.UID) + " " + pod.ResourceVersion, claims: strings.Join(names, ","),
@@ -82,11 +82,16 @@ func (f *flapWatch) observe(pods map[string]podShape) {
 	}
 }
 
-// versions replaces a flapping pod's resourceVersion by what else it shows, so its flips are not changes.
+// versions replaces each pod's resourceVersion by what decides its placement (see podShape.rest) and its claim
+// statuses, a flapping pod's without them: a settle waits for those to stop changing, not for every status
+// write (a pod refused by a Filter error is tried again about every second, and the message may quote another
+// node's error each time).
 func (f *flapWatch) versions(versions map[string]string, pods map[string]podShape) {
-	for key := range f.flapping {
-		if shape, ok := pods[key]; ok {
+	for key, shape := range pods {
+		if f.flapping[key] {
 			versions[key] = "flapping " + shape.rest
+		} else {
+			versions[key] = shape.rest + "\x00" + shape.claims
 		}
 	}
 }
