@@ -212,6 +212,19 @@ def _fullname(release: str, chart: str) -> str:
     return release if chart in release else f"{release}-{chart}"
 
 
+#: Per chart release kind: the chart, the kubelet plugin DaemonSet's name suffix after the chart's full name, pod
+#: labels beyond name and instance, where its priority class value is, the plugin, and the release's predicate
+#: for running it (the charts' templates at the pinned tags; verify.checks documents the labels).
+_CHART_PLUGINS = (
+    ("nvidia-dra", "dra-driver-nvidia-gpu", "-kubelet-plugin", {"dra-driver-nvidia-gpu-component": "kubelet-plugin"},
+     ("kubeletPlugin", "priorityClassName"), NVIDIA_DRA, "runs_kubelet_plugin"),
+    ("tpu-dra", "dra-driver-google-tpu", "-kubeletplugin", {}, ("kubeletPlugin", "priorityClassName"), TPU_DRA,
+     "runs_kubelet_plugin"),
+    ("nvidia-device-plugin", "nvidia-device-plugin", "", {}, ("priorityClassName",), DEVICE_PLUGIN,
+     "runs_device_plugin"),
+)
+
+
 def plugin_daemonsets(cloud: str, releases: list[Any]) -> list[Plugin]:
     """The node-level plugin DaemonSets the stack's Helm releases (and, on GKE, the cloud) run.
 
@@ -220,25 +233,13 @@ def plugin_daemonsets(cloud: str, releases: list[Any]) -> list[Plugin]:
     """
     found: list[Plugin] = []
     for release in releases:
-        if release.kind == "nvidia-dra" and release.runs_kubelet_plugin():
-            labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu",
-                      "app.kubernetes.io/instance": release.name,
-                      "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
-            found.append(Plugin(NVIDIA_DRA, release.label, _daemonset(
-                release.namespace, f"{_fullname(release.name, 'dra-driver-nvidia-gpu')}-kubelet-plugin", labels, NVIDIA_DRA,
-                _placement(release), sizing.DAEMON_SET_ROOM[NVIDIA_DRA],
-                _priority(release, "kubeletPlugin", "priorityClassName"))))
-        elif release.kind == "tpu-dra" and release.runs_kubelet_plugin():
-            labels = {"app.kubernetes.io/name": "dra-driver-google-tpu", "app.kubernetes.io/instance": release.name}
-            found.append(Plugin(TPU_DRA, release.label, _daemonset(
-                release.namespace, f"{_fullname(release.name, 'dra-driver-google-tpu')}-kubeletplugin", labels, TPU_DRA,
-                _placement(release), sizing.DAEMON_SET_ROOM[TPU_DRA],
-                _priority(release, "kubeletPlugin", "priorityClassName"))))
-        elif release.kind == "nvidia-device-plugin" and release.runs_device_plugin():
-            labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": release.name}
-            found.append(Plugin(DEVICE_PLUGIN, release.label, _daemonset(
-                release.namespace, _fullname(release.name, "nvidia-device-plugin"), labels, DEVICE_PLUGIN,
-                _placement(release), sizing.DAEMON_SET_ROOM[DEVICE_PLUGIN], _priority(release, "priorityClassName"))))
+        for kind, chart, suffix, component, priority, plugin, runs in _CHART_PLUGINS:
+            if release.kind != kind or not getattr(release, runs)():
+                continue
+            labels = {"app.kubernetes.io/name": chart, "app.kubernetes.io/instance": release.name, **component}
+            found.append(Plugin(plugin, release.label, _daemonset(
+                release.namespace, f"{_fullname(release.name, chart)}{suffix}", labels, plugin, _placement(release),
+                sizing.DAEMON_SET_ROOM[plugin], _priority(release, *priority))))
     if clouds.profile(cloud).default_device_plugin_opt_out:  # GKE
         labels = {"k8s-app": "nvidia-gpu-device-plugin"}
         found.append(Plugin(GKE_DEVICE_PLUGIN, "GKE (the cloud's own add-on)", _daemonset(
