@@ -193,6 +193,7 @@ class TpuDraDriver(LibraryComponent):
             lambda nv: resource_slice_policy((nv[1] or {}).get("namespaceOverride") or nv[0],
                                              service_account_name(RELEASE_NAME, nv[1])))
         spec = objects.apply(lambda o: o[0]["spec"])
+        rule = spec["matchConstraints"]["resourceRules"][0]
         policy = admission_v1.ValidatingAdmissionPolicy(
             f"{name}-resourceslice-policy",
             metadata=ObjectMetaArgs(name=SLICE_POLICY_NAME),
@@ -200,8 +201,8 @@ class TpuDraDriver(LibraryComponent):
                 failure_policy=spec["failurePolicy"],
                 match_constraints=admission_v1.MatchResourcesArgs(resource_rules=[
                     admission_v1.NamedRuleWithOperationsArgs(
-                        api_groups=["resource.k8s.io"], api_versions=["v1"],
-                        operations=["CREATE", "UPDATE", "DELETE"], resources=["resourceslices"])]),
+                        api_groups=rule["apiGroups"], api_versions=rule["apiVersions"],
+                        operations=rule["operations"], resources=rule["resources"])]),
                 match_conditions=[admission_v1.MatchConditionArgs(
                     name=spec["matchConditions"][0]["name"], expression=spec["matchConditions"][0]["expression"])],
                 variables=[admission_v1.VariableArgs(name=spec["variables"][i]["name"],
@@ -217,5 +218,6 @@ class TpuDraDriver(LibraryComponent):
             f"{name}-resourceslice-policy-binding",
             metadata=ObjectMetaArgs(name=SLICE_POLICY_NAME),
             spec=admission_v1.ValidatingAdmissionPolicyBindingSpecArgs(
-                policy_name=SLICE_POLICY_NAME, validation_actions=["Deny"]),
+                policy_name=objects.apply(lambda o: o[1]["spec"]["policyName"]),
+                validation_actions=objects.apply(lambda o: o[1]["spec"]["validationActions"])),
             opts=self.child(depends_on=[policy]))
