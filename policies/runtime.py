@@ -12,6 +12,31 @@ properties (and :func:`shared` lets the pack's own conversions, such as ``stack_
 The inputs are held until the call ends, so an object's id is never reused within it. Nothing changes in
 what a policy sees: the same values, read-only by this pack's rules (they copy them with ``plain``). On a
 runtime without these names (another pulumi-policy layout) nothing is installed and the pack runs as before.
+
+Three more things the runtime repeats, done once here (each keeps what a policy is given):
+
+- ``AnalyzeStack`` built the stack's resources (a ``PolicyResource`` each, linked to its parent and
+  dependencies) again for every stack policy; :func:`_analyze_stack` builds them once per call and hands every
+  stack policy the same list, in the same order, with the same links.
+- ``unknown_checking_proxy`` copied the whole property tree into proxies up front; :class:`_LazyDict` and
+  :class:`_LazyList` (the runtime's proxy classes, so ``isinstance`` still holds) wrap a value when it is read,
+  raising the same ``UnknownValueError`` with the same path; ``["__target"]`` is the plain value.
+- ``deserialize_properties(MessageToDict(...))`` walked each property tree twice; :func:`decode_struct` does
+  both in one walk (a map with Pulumi's signature key, a secret or an asset, is handed to the runtime's own
+  deserializer, so it comes out as before).
+
+And one thing the runtime does not offer: answering many ``Analyze`` requests in one call. The Analyzer
+service has one call per resource, and each costs the Python gRPC server and client about half a millisecond
+of CPU, several times what the pack's resource policies take. :func:`install` adds a second service beside
+the Analyzer one, ``gpu_fungibility.policy.AnalyzerBatch/Analyze`` (:data:`BATCH_METHOD`): its request is
+``AnalyzeRequest`` messages framed one after the other (protobuf field 1, length-delimited, as a ``repeated``
+field is encoded), each handed to the servicer's own ``Analyze`` exactly as a single call would hand it; its
+reply is, in the same order, each ``AnalyzeResponse`` (field 1) or the error that request raised (field 2, text,
+its traceback written to stderr as the gRPC server writes one). The engine never calls it; policy_gate does
+when a pack offers it, and falls back to one call per resource when it does not.
+
+``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME=1`` in the pack's environment leaves the runtime as it ships (a
+way to rule this module out; tests/test_policy_runtime.py holds both to the same verdicts).
 """
 
 from __future__ import annotations
@@ -96,30 +121,22 @@ def _provider_by_content(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-class _Converted:
-    """``MessageToDict``'s result on its way to ``deserialize_properties`` (kept only until then)."""
+class _Pending:
+    """``MessageToDict`` of a Struct within a call, not converted yet: ``deserialize_properties`` decodes it."""
 
-    __slots__ = ("message", "value")
+    __slots__ = ("message",)
 
-    def __init__(self, message: Any, value: Any) -> None:
-        self.message, self.value = message, value
-
-
-class _Decoded:
-    """A message already decoded in this call: ``deserialize_properties`` hands back its result."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    def __init__(self, message: Any) -> None:
+        self.message = message
 
 
 class _JsonFormat:
-    """The runtime's ``json_format`` module whose ``MessageToDict``, within a call, converts a message once.
+    """The runtime's ``json_format`` module whose ``MessageToDict`` leaves a Struct to be decoded in one walk.
 
     Inside ``Analyze`` and ``AnalyzeStack`` the runtime only ever passes ``MessageToDict``'s result to
-    ``deserialize_properties``; the pair is shared per message, and the intermediate dictionary is dropped
-    as soon as it is deserialized (only the deserialized properties are kept for the call).
+    ``deserialize_properties``; for a Struct it gets a :class:`_Pending`, which that function (wrapped by
+    :func:`_deserializing`) decodes with :func:`decode_struct`, once per message and call. Outside a call, or
+    with the printer's options, the conversion is the printer's (a Struct's by :func:`struct_to_dict`).
     """
 
     def __init__(self, module: Any) -> None:
@@ -127,22 +144,22 @@ class _JsonFormat:
         self._generic = module.MessageToDict
 
     def _convert(self, message: Any, *args: Any, **kwargs: Any) -> Any:
-        if not args and not kwargs and getattr(message, "DESCRIPTOR", None) is not None \
-                and message.DESCRIPTOR.full_name == "google.protobuf.Struct":
+        if not args and not kwargs and _is_struct(message):
             return struct_to_dict(message)
         return self._generic(message, *args, **kwargs)
 
     def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the module's name)
-        cache = getattr(_calls, "cache", None)
-        if cache is None or args or kwargs:
+        if getattr(_calls, "cache", None) is None or args or kwargs or not _is_struct(message):
             return self._convert(message, *args, **kwargs)
-        hit = cache.get(("decoded", id(message)))
-        if hit is not None and hit[0] is message:
-            return _Decoded(hit[1])
-        return _Converted(message, self._convert(message))
+        return _Pending(message)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
+
+
+def _is_struct(message: Any) -> bool:
+    descriptor = getattr(message, "DESCRIPTOR", None)
+    return descriptor is not None and descriptor.full_name == "google.protobuf.Struct"
 
 
 def struct_to_dict(struct: Any) -> dict[str, Any]:
@@ -151,10 +168,12 @@ def struct_to_dict(struct: Any) -> dict[str, Any]:
     protobuf's printer (json_format.py, pure Python under every backend) dispatches on descriptors for each
     value; a resource's properties are a Struct of nested Values only, whose JSON form is fixed by the proto3
     JSON mapping: null -> None, number -> float (infinity and NaN refused, as the printer refuses them), string,
-    bool, struct -> dict, list -> list. The same result, several times faster (tests/test_policy_runtime.py
-    compares them on every shipped plan's resources).
+    bool, struct -> dict, list -> list. The same result, several times faster (tests/test_policy_runtime_struct.py
+    compares them on every shipped plan's resources). A map is read key by key: upb's map has no ``items()`` of
+    its own, and the generic mapping one costs half again as much.
     """
-    return {key: _value(value) for key, value in struct.fields.items()}
+    fields = struct.fields
+    return {key: _value(fields[key]) for key in fields}
 
 
 def _value(value: Any) -> Any:
@@ -162,33 +181,134 @@ def _value(value: Any) -> Any:
     if kind == "string_value":
         return value.string_value
     if kind == "struct_value":
-        return {key: _value(item) for key, item in value.struct_value.fields.items()}
+        fields = value.struct_value.fields
+        return {key: _value(fields[key]) for key in fields}
     if kind == "list_value":
         return [_value(item) for item in value.list_value.values]
     if kind == "bool_value":
         return value.bool_value
     if kind == "number_value":
-        number = value.number_value
-        if math.isinf(number) or math.isnan(number):
-            raise ValueError(f"Fail to serialize {number} for Value.number_value, which would parse as string_value")
-        return number
+        return _number(value.number_value)
     return None
 
 
-def _deserializing(function: Callable[..., Any]) -> Callable[..., Any]:
+def _number(number: float) -> float:
+    if math.isinf(number) or math.isnan(number):
+        raise ValueError(f"Fail to serialize {number} for Value.number_value, which would parse as string_value")
+    return number
+
+
+def decode_struct(struct: Any, special: Callable[[Any], Any]) -> dict[str, Any]:
+    """``deserialize_properties(MessageToDict(struct))`` in one walk.
+
+    ``deserialize_properties`` rebuilds every map and list and hands a map that carries Pulumi's signature key
+    (an asset, an archive, a secret) to its own decoder; so does this, with ``special`` (the runtime's
+    ``_deserialize_property``) given that map as the printer converts it. Tests hold it to the runtime's answer.
+    """
+    fields = struct.fields
+    return {key: _decoded(fields[key], special) for key in fields}
+
+
+#: Pulumi's key for a map that encodes a typed value (pulumi_policy.deserialize.SPECIAL_SIG_KEY).
+SPECIAL_SIG_KEY = "4dabf18193072939515e22adb298388d"
+
+
+def _decoded(value: Any, special: Callable[[Any], Any]) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "struct_value":
+        fields = value.struct_value.fields
+        if SPECIAL_SIG_KEY in fields:
+            return special({key: _value(fields[key]) for key in fields})
+        return {key: _decoded(fields[key], special) for key in fields}
+    if kind == "list_value":
+        return [_decoded(item, special) for item in value.list_value.values]
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "number_value":
+        return _number(value.number_value)
+    return None
+
+
+def _deserializing(function: Callable[..., Any], special: Callable[[Any], Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(value, _Decoded):
-            return value.value
-        if isinstance(value, _Converted):
-            result = function(value.value, *args, **kwargs)
-            cache = getattr(_calls, "cache", None)
-            if cache is not None and not args and not kwargs:
-                cache[("decoded", id(value.message))] = (value.message, result)
-            return result
-        return function(value, *args, **kwargs)
+        if not isinstance(value, _Pending):
+            return function(value, *args, **kwargs)
+        message = value.message
+        if args or kwargs:
+            return function(struct_to_dict(message), *args, **kwargs)
+        cache = getattr(_calls, "cache", None)
+        if cache is None:
+            return decode_struct(message, special)
+        key = ("decoded", id(message))
+        hit = cache.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        result = decode_struct(message, special)
+        cache[key] = (message, result)
+        return result
 
     return wrapper
+
+
+# ---- proxies made when read -------------------------------------------------------------------------------
+
+
+def _lazy_proxies() -> tuple[type, type, Callable[[Any], Any]]:
+    """The runtime's ``_DictProxy`` and ``_ListProxy``, wrapping each value when it is read, and the function
+    that wraps a property tree (``unknown_checking_proxy``'s answer, made lazily).
+
+    The runtime's proxy copies the whole tree into proxies first: each map and list, with the path to it, for
+    every resource of every call, whether a policy reads it or not. These proxies hold the plain tree and
+    make a child's proxy (with the same path) when it is read, so a read returns what the runtime's would, and
+    an unknown value raises the same ``UnknownValueError`` naming the same path.
+    """
+    from pulumi_policy.proxy import UnknownValueError, _DictProxy, _is_unknown, _ListProxy
+
+    def wrap(value: Any, path: list[str]) -> Any:
+        if isinstance(value, list):
+            return LazyList(value, path)
+        if isinstance(value, dict):
+            return LazyDict(value, path)
+        return value
+
+    def read(value: Any, path: list[str], key: Any, index: Any = None) -> Any:
+        """A read of ``key``: the error names the key as asked, a child's path its place (a list's index
+        from the start, as the runtime's copy numbers it)."""
+        if _is_unknown(value):
+            raise UnknownValueError(value, [*path, str(key)])
+        return wrap(value, [*path, str(key if index is None else index)])
+
+    class LazyDict(_DictProxy):
+        __slots__ = ("_target", "_path")
+
+        def __init__(self, target: dict[str, Any], path: list[str]) -> None:
+            super().__init__(target, path)
+            self._target, self._path = target, path
+
+        def __getitem__(self, key: Any) -> Any:
+            if key == "__target":
+                return self._target
+            return read(self._target[key], self._path, key)
+
+    class LazyList(_ListProxy):
+        __slots__ = ("_target", "_path")
+
+        def __init__(self, target: list[Any], path: list[str]) -> None:
+            super().__init__(target, path)
+            self._target, self._path = target, path
+
+        def __getitem__(self, key: Any) -> Any:
+            if key == "__target":
+                return self._target
+            if isinstance(key, slice):  # a plain list, as the runtime's (its unknown values left in it)
+                return [wrap(self._target[i], [*self._path, str(i)]) for i in range(*key.indices(len(self._target)))]
+            value = self._target[key]
+            return read(value, self._path, key, key if key >= 0 else key + len(self._target))
+
+    return LazyDict, LazyList, lambda props: wrap(props, [])
 
 
 class _CollectorPaused:
@@ -237,24 +357,209 @@ def _one_cache_per_call(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _analyze_stack(runtime: Any) -> Callable[..., Any]:
+    """The servicer's ``AnalyzeStack``, the stack's resources built once per call for every stack policy.
+
+    What each stack policy is given is what the runtime gives it: a ``StackValidationArgs`` with every resource
+    of the request, in order, as a ``PolicyResource`` whose parent, dependencies and property dependencies are
+    the other resources of the request they name; its config and the stack's tags. The runtime builds that
+    list again for each policy; here it is built once, before the first enabled stack policy runs, and the
+    policies share it (this pack's rules only read it). Levels, violations, ``UnknownValueError`` (an advisory
+    "can't run policy ... during preview") and ``not_applicable`` are reported as the runtime reports them.
+    """
+    from pulumi_policy import EnforcementLevel
+
+    proto = runtime.proto
+
+    def resources_of(servicer: Any, request: Any) -> list[Any]:
+        made: list[tuple[Any, Any]] = []
+        by_urn: dict[str, Any] = {}
+        for item in request.resources:
+            props = runtime.unknown_checking_proxy(
+                runtime.deserialize_properties(runtime.json_format.MessageToDict(item.properties)))
+            resource = runtime.PolicyResource(item.type, props, item.urn, item.name,
+                                              servicer._get_resource_options(item),
+                                              servicer._get_provider_resource(item), None, [], {})
+            made.append((resource, item))
+            by_urn[item.urn] = resource
+        for resource, item in made:
+            if item.parent in by_urn:
+                resource.parent = by_urn[item.parent]
+            resource.dependencies.extend(by_urn[urn] for urn in item.dependencies if urn in by_urn)
+            for key, urns in item.propertyDependencies.items():
+                resource.property_dependencies[key] = [by_urn[urn] for urn in urns.urns if urn in by_urn]
+        return [resource for resource, _ in made]
+
+    def analyze_stack(self: Any, request: Any, _context: Any) -> Any:
+        self._configure_runtime_settings()
+        response = proto.AnalyzeResponse()
+        resources: list[Any] | None = None
+        for policy in self._PolicyAnalyzerServicer__policies:
+            level = self._get_enforcement_level(policy)
+            if level == EnforcementLevel.DISABLED or not isinstance(policy, runtime.StackValidationPolicy):
+                continue
+            if level == EnforcementLevel.REMEDIATE:  # a stack policy cannot remediate: mandatory
+                level = EnforcementLevel.MANDATORY
+            report = self._create_report_violation(response, policy.name, policy.description, level,
+                                                   policy.severity)
+            if resources is None:
+                resources = resources_of(self, request)
+            args = runtime.StackValidationArgs(resources, self._get_policy_config(policy.name),
+                                               self._PolicyAnalyzerServicer__stack_tags)
+            _validate(runtime, self, policy, args, report, response)
+        return response
+
+    return analyze_stack
+
+
+def _validate(runtime: Any, servicer: Any, policy: Any, args: Any, report: Any, response: Any) -> None:
+    """Run one policy as the runtime does: awaited when it returns an awaitable, an unknown value reported as
+    an advisory diagnostic, a policy that declares itself not applicable listed as such."""
+    import asyncio
+    import inspect
+
+    from pulumi_policy import EnforcementLevel
+
+    proto = runtime.proto
+    try:
+        result = policy.validate(args, report)
+        if inspect.isawaitable(result):
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(asyncio.Task(result, loop=loop))
+            finally:
+                loop.close()
+    except runtime.UnknownValueError as exc:
+        name = servicer._PolicyAnalyzerServicer__policy_pack_name
+        version = servicer._PolicyAnalyzerServicer__policy_pack_version
+        response.diagnostics.append(proto.AnalyzeDiagnostic(
+            policyName=policy.name, policyPackName=name, policyPackVersion=version,
+            message=f"can't run policy '{policy.name}' from policy pack '{name}@v{version}' during preview: "
+                    f"{exc.message}",
+            urn="", description=policy.description,
+            enforcementLevel=servicer._map_enforcement_level(EnforcementLevel.ADVISORY)))
+    except runtime._NotApplicableError as exc:
+        response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=exc.reason or ""))
+
+
+#: The batch call beside the Analyzer service (see the module's docstring).
+BATCH_SERVICE = "gpu_fungibility.policy.AnalyzerBatch"
+BATCH_METHOD = f"/{BATCH_SERVICE}/Analyze"
+
+
+def frame(field_number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field: its key, the payload's length (varint), the payload."""
+    return varint(field_number << 3 | 2) + varint(len(payload)) + payload
+
+
+def varint(value: int) -> bytes:
+    """``value`` as a protobuf varint."""
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def read_frames(data: bytes) -> list[tuple[int, bytes]]:
+    """The (field number, payload) of each length-delimited field of ``data``; ValueError when malformed."""
+    found = []
+    position, end = 0, len(data)
+    while position < end:
+        key, position = _read_varint(data, position)
+        length, position = _read_varint(data, position)
+        if key & 7 != 2 or position + length > end:
+            raise ValueError(f"not a length-delimited field at byte {position}")
+        found.append((key >> 3, data[position:position + length]))
+        position += length
+    return found
+
+
+def _read_varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise ValueError("a varint runs past the message")
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def analyze_batch(servicer: Any, data: bytes, context: Any) -> bytes:
+    """The batch call: each framed ``AnalyzeRequest`` through ``servicer.Analyze``, in order (see the module)."""
+    import sys
+    import traceback
+
+    from pulumi.runtime.proto import analyzer_pb2
+
+    replies = []
+    for _, payload in read_frames(data):
+        try:
+            reply = servicer.Analyze(analyzer_pb2.AnalyzeRequest.FromString(payload), context)
+        except Exception as exc:  # as the gRPC server does for one call: the traceback on stderr, the text back
+            traceback.print_exc(file=sys.stderr)
+            replies.append(frame(2, f"Exception calling application: {exc}".encode(errors="replace")))
+            continue
+        replies.append(frame(1, reply.SerializeToString()))
+    return b"".join(replies)
+
+
+def _with_batch(add_servicer: Callable[..., Any]) -> Callable[..., Any]:
+    """``add_AnalyzerServicer_to_server`` that also serves the batch call for the same servicer."""
+    @functools.wraps(add_servicer)
+    def add(servicer: Any, server: Any) -> Any:
+        import grpc
+
+        added = add_servicer(servicer, server)
+        handler = grpc.unary_unary_rpc_method_handler(lambda data, context: analyze_batch(servicer, data, context))
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(BATCH_SERVICE, {"Analyze": handler}),))
+        return added
+
+    return add
+
+
+#: What the stack-once ``AnalyzeStack`` uses of the runtime (pulumi-policy 1.21's policy.py).
+_STACK_NEEDED = ("proto", "PolicyResource", "StackValidationArgs", "StackValidationPolicy", "UnknownValueError",
+                 "_NotApplicableError", "analyzer_pb2_grpc")
+_SERVICER_NEEDED = ("_configure_runtime_settings", "_get_enforcement_level", "_create_report_violation",
+                    "_get_policy_config", "_map_enforcement_level", "_get_resource_options", "_get_provider_resource")
+#: Set in the pack's environment to leave the runtime as it ships.
+GENERIC_RUNTIME_ENV = "GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME"
+
+
 def install() -> bool:
-    """Share decoding in this process's policy runtime; False when its layout is not the one known."""
+    """Share decoding in this process's policy runtime; False when its layout is not the one known (or when
+    ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME`` asks for the runtime as it ships)."""
+    import os
+
+    from pulumi_policy import deserialize
     from pulumi_policy import policy as runtime
 
     if getattr(runtime, _MARK, False):
         return True
-    if not all(hasattr(runtime, name) for name in _NEEDED):
+    if os.environ.get(GENERIC_RUNTIME_ENV, "") not in ("", "0"):
+        return False
+    servicer = runtime._PolicyAnalyzerServicer if hasattr(runtime, "_PolicyAnalyzerServicer") else None
+    if (servicer is None or not all(hasattr(runtime, name) for name in (*_NEEDED, *_STACK_NEEDED))
+            or not all(hasattr(servicer, name) for name in _SERVICER_NEEDED)
+            or not hasattr(deserialize, "_deserialize_property")):
         return False
     runtime.json_format = _JsonFormat(runtime.json_format)
-    runtime.deserialize_properties = _deserializing(runtime.deserialize_properties)
-    runtime.unknown_checking_proxy = _memoized(runtime.unknown_checking_proxy)
-    servicer = runtime._PolicyAnalyzerServicer
-    if hasattr(servicer, "_get_provider_resource"):
-        servicer._get_provider_resource = _provider_by_content(servicer._get_provider_resource)
+    runtime.deserialize_properties = _deserializing(runtime.deserialize_properties, deserialize._deserialize_property)
+    runtime.unknown_checking_proxy = _memoized(_lazy_proxies()[2])
+    servicer._get_provider_resource = _provider_by_content(servicer._get_provider_resource)
     for name in _PER_RESOURCE:
-        if hasattr(servicer, name):
-            setattr(servicer, name, _memoized_method(getattr(servicer, name)))
+        setattr(servicer, name, _memoized_method(getattr(servicer, name)))
     servicer.Analyze = _one_cache_per_call(servicer.Analyze)
-    servicer.AnalyzeStack = _one_cache_per_call(servicer.AnalyzeStack)
+    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime))
+    services = runtime.analyzer_pb2_grpc
+    services.add_AnalyzerServicer_to_server = _with_batch(services.add_AnalyzerServicer_to_server)
     setattr(runtime, _MARK, True)
     return True

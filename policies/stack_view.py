@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from gpu_fungibility.node_selection import NodeTaint as Taint
 from gpu_fungibility.node_selection import taint_from_api
+from pulumi_policy import proxy as _proxy
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictProxy, _is_unknown, _ListProxy
 
 from . import facts
@@ -47,11 +48,24 @@ Family = Literal["gpu", "tpu", "cpu"]
 
 
 def plain(value: Any) -> Any:
-    """Properties as plain Python values; preview-unknown values become ``"[unknown]"``."""
-    if isinstance(value, _DictProxy):
-        return {k: plain(v) for k, v in value["__target"].items()}
-    if isinstance(value, _ListProxy):
-        return [plain(v) for v in value["__target"]]
+    """Properties as plain Python values; preview-unknown values become ``"[unknown]"``.
+
+    Decoded properties are dicts, lists, strings, floats, booleans and None (or proxies over them), so those
+    are told apart by their exact type first; anything else takes the general path.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
+    if kind is str:
+        return UNKNOWN if value in _UNKNOWN_VALUES else value
+    if kind is float:
+        return int(value) if value.is_integer() else value
+    if kind is bool or value is None:
+        return value
+    if isinstance(value, (_DictProxy, _ListProxy)):
+        return plain(value["__target"])
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -61,6 +75,10 @@ def plain(value: Any) -> Any:
     if _is_unknown(value):
         return UNKNOWN
     return value
+
+
+#: The runtime's sentinels for values unknown during a preview (what ``_is_unknown`` tests).
+_UNKNOWN_VALUES = frozenset(v for v in vars(_proxy).values() if isinstance(v, str) and _is_unknown(v))
 
 
 def require_known(res: Res, *path: str) -> None:
@@ -309,6 +327,12 @@ class StackView:
 
     @classmethod
     def from_policy_resources(cls, resources: Iterable[Any]) -> StackView:
+        """The view of a stack policy's resources; within one analyzer call, one view per list (the runtime
+        hands every stack policy the same list, see runtime.py), so the stack is indexed and made plain once."""
+        return shared(cls._of_policy_resources, resources)
+
+    @classmethod
+    def _of_policy_resources(cls, resources: Iterable[Any]) -> StackView:
         view = cls.__new__(cls)
         view._init([(r.resource_type, r) for r in resources])
         return view

@@ -21,6 +21,7 @@ from gpu_fungibility.support_calendar import (
 )
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
+from ..runtime import shared
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, plain
 from .versions import MIN_VERSION
 
@@ -28,6 +29,7 @@ from .versions import MIN_VERSION
 EKS_EXTENDED_NOTE = ("EKS charges $0.60 per cluster hour in extended support instead of $0.10: set "
                      "cluster.eksSupportType (upgradePolicy.supportType) to STANDARD to have EKS upgrade the "
                      "cluster at the end of standard support instead")
+CLUSTER_TYPES = (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)
 
 
 def cluster_minor(resource_type: str, props: dict) -> tuple[str, str] | None:
@@ -51,7 +53,9 @@ def cluster_minor(resource_type: str, props: dict) -> tuple[str, str] | None:
 
 def validate_version_supported(args: ResourceValidationArgs, report_violation: ReportViolation,
                                today: dt.date | None = None) -> None:
-    found = cluster_minor(args.resource_type, plain(args.props))
+    if args.resource_type not in CLUSTER_TYPES:  # before reading the properties: most resources are not
+        return
+    found = cluster_minor(args.resource_type, shared(plain, args.props))
     if found is None:
         return
     cloud, minor = found
@@ -62,7 +66,9 @@ def validate_version_supported(args: ResourceValidationArgs, report_violation: R
 
 def validate_version_advisories(args: ResourceValidationArgs, report_violation: ReportViolation,
                                 today: dt.date | None = None) -> None:
-    props = plain(args.props)
+    if args.resource_type not in CLUSTER_TYPES:
+        return
+    props = shared(plain, args.props)
     found = cluster_minor(args.resource_type, props)
     if found is None:
         return

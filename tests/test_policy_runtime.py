@@ -1,0 +1,240 @@
+"""policies/runtime.py: the pack's runtime with its shared decoding answers exactly what the runtime as it
+ships answers.
+
+Two pack processes, one with ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME=1`` (pulumi-policy untouched), get the
+same requests (every shipped stack's plan, plans that break rules, plans with values unknown during a preview,
+secrets and assets, several enforcement levels) and must give byte-identical responses, ``Analyze`` for each
+resource and ``AnalyzeStack`` for the whole. The pieces are also held to the runtime's own functions: the
+one-walk decoding to ``deserialize_properties(MessageToDict(...))`` and the proxies made when read to
+``unknown_checking_proxy``'s, read for read and error for error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from pulumi_policy import deserialize, proxy
+
+from policies import runtime
+from policy_gate.analyzer import PolicyPackProcess, batch_replies, batch_request, frame
+from policy_gate.gate import Spool, resolve_config
+from tests.policy_fixtures import eks_stack, find, gke_stack, shared_pack, to_plan
+
+offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
+planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
+
+SECRET = {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_SECRET_SIG, "value": "hunter2"}
+ASSET = {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_ASSET_SIG, "text": "hello"}
+ARCHIVE = {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_ARCHIVE_SIG, "assets": {"a.txt": ASSET}}
+
+
+@pytest.fixture(scope="module")
+def generic_pack():
+    previous = os.environ.get(runtime.GENERIC_RUNTIME_ENV)
+    os.environ[runtime.GENERIC_RUNTIME_ENV] = "1"
+    try:
+        pack = PolicyPackProcess()
+    finally:
+        if previous is None:
+            del os.environ[runtime.GENERIC_RUNTIME_ENV]
+        else:
+            os.environ[runtime.GENERIC_RUNTIME_ENV] = previous
+    yield pack
+    pack.close()
+
+
+def _broken_gke() -> dict:
+    stack = gke_stack()
+    del find(stack, "a100-40gb-pool").props["nodeConfig"]["labels"]["gke-no-default-nvidia-gpu-device-plugin"]
+    find(stack, "vllm-tpu-svc").props["spec"]["type"] = "LoadBalancer"
+    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
+    return to_plan(stack)
+
+
+def _unknowns_secrets_assets() -> dict:
+    stack = gke_stack()
+    find(stack, "tpu-dra").props["values"] = proxy.UNKNOWN_OBJECT_VALUE
+    pool = find(stack, "a100-80gb-pool").props
+    pool["nodeConfig"]["labels"]["opaque"] = proxy.UNKNOWN_STRING_VALUE
+    pool["nodeConfig"]["taints"] = [proxy.UNKNOWN_OBJECT_VALUE]
+    pool["secretish"] = copy.deepcopy(SECRET)
+    pool["files"] = [copy.deepcopy(ASSET), copy.deepcopy(ARCHIVE), {"nested": copy.deepcopy(SECRET)}]
+    return to_plan(stack)
+
+
+def _broken_eks() -> dict:
+    stack = eks_stack()
+    for r in stack:
+        if r.type == "aws:eks/nodeGroup:NodeGroup":
+            r.props["labels"] = {}
+            r.props["capacityType"] = "ON_DEMAND"
+    return to_plan(stack)
+
+
+PLANS = {
+    **{stack: (lambda stack=stack: planjson.plan_document(offline_run.run_stack_file(stack)))
+       for stack in ("dev", "eks-dev", "prod", "aks-dev")},
+    "broken-gke": _broken_gke,
+    "unknowns-secrets-assets": _unknowns_secrets_assets,
+    "broken-eks": _broken_eks,
+    "gke": lambda: to_plan(gke_stack()),
+}
+CONFIGS = {
+    "defaults": {},
+    "every-level": {"all": "mandatory", "accelerator-pools-spot": "remediate", "pinned-charts": "remediate",
+                    "dra-device-plugin-isolation": "advisory", "no-public-inference-endpoint": "disabled"},
+}
+
+
+def _answers(pack: PolicyPackProcess, plan: dict, config: dict) -> tuple[list[bytes], bytes]:
+    pack.configure(resolve_config(pack.info(), config))
+    with Spool.of(plan) as spool:
+        items = list(spool)
+    resources = [pack.analyze_encoded(request).SerializeToString(deterministic=True) for _, _, request, _ in items]
+    message = b"".join(frame(1, item) for *_, item in items)
+    return resources, pack.analyze_stack_encoded(message).SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_the_shared_decoding_answers_as_the_runtime_as_it_ships(generic_pack, plan, config):
+    document = PLANS[plan]()
+    shared = _answers(shared_pack(), document, CONFIGS[config])
+    generic = _answers(generic_pack, document, CONFIGS[config])
+    assert shared[0] == generic[0]
+    assert shared[1] == generic[1]
+    shared_pack().configure(resolve_config(shared_pack().info(), {}))
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_the_batch_call_answers_each_request_as_its_own_call(plan):
+    pack = shared_pack()
+    with Spool.of(PLANS[plan]()) as spool:
+        requests = [request for _, _, request, _ in spool]
+    alone = [pack.analyze_encoded(request).SerializeToString(deterministic=True) for request in requests]
+    together = batch_replies(pack.analyze_batch(batch_request(requests)), len(requests))
+    assert [reply.SerializeToString(deterministic=True) for reply in together] == alone
+    assert pack.analyze_batch(b"") == b""
+
+
+def test_the_runtime_as_it_ships_has_no_batch_call(generic_pack):
+    assert not generic_pack.serves_batches() and shared_pack().serves_batches()
+
+
+def test_the_comparison_sees_violations_and_unknowns(generic_pack):
+    """The plans above do exercise what they are there for: diagnostics of each kind in both runtimes."""
+    from pulumi.runtime.proto import analyzer_pb2
+
+    resources, stack = _answers(generic_pack, _broken_gke(), {})
+    assert {d.policyName for d in analyzer_pb2.AnalyzeResponse.FromString(stack).diagnostics} == {
+        "dra-device-plugin-isolation", "dra-reachable-pools-served"}
+    assert {d.policyName for r in resources for d in analyzer_pb2.AnalyzeResponse.FromString(r).diagnostics} == {
+        "no-public-inference-endpoint", "accelerator-pools-spot"}
+    _, stack = _answers(generic_pack, _unknowns_secrets_assets(), {})
+    assert any("during preview" in d.message for d in analyzer_pb2.AnalyzeResponse.FromString(stack).diagnostics)
+
+
+# ---- the pieces, against the runtime's own functions ------------------------------------------------------
+
+
+@pytest.fixture
+def own_event_loop():
+    """Pulumi's assets and archives take the thread's event loop when made: give them one and close it."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+def _struct(value: dict) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(value)
+    return struct
+
+
+TREES = [
+    {},
+    {"a": 1, "b": -2.5, "c": "x", "d": True, "e": None, "f": [], "g": {}},
+    {"s": SECRET, "list": [SECRET, ASSET, [ARCHIVE]], "deep": {"x": {"y": [{"z": SECRET}]}}},
+    {"secret-of-secret": {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_SECRET_SIG, "value": SECRET}},
+    {"unknowns": [proxy.UNKNOWN_STRING_VALUE, {"k": proxy.UNKNOWN_NUMBER_VALUE}], "u": proxy.UNKNOWN_OBJECT_VALUE},
+]
+
+
+def _same(left, right) -> bool:
+    """Equal, assets and archives compared by their type and what they hold."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(_same(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(_same(a, b) for a, b in zip(left, right, strict=True))
+    if hasattr(left, "__dict__"):
+        return _same(vars(left), vars(right))
+    return left == right
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_one_walk_decodes_as_deserialize_properties_of_message_to_dict(tree, own_event_loop):
+    struct = _struct(tree)
+    expected = deserialize.deserialize_properties(json_format.MessageToDict(struct))
+    assert _same(runtime.decode_struct(struct, deserialize._deserialize_property), expected)
+
+
+def test_one_walk_refuses_what_the_printer_refuses():
+    with pytest.raises(ValueError):
+        runtime.decode_struct(_struct({"x": [float("inf")]}), deserialize._deserialize_property)
+
+
+def _reads(value, path=()):
+    """Every read a policy can make, in order: (path, what it gave or the error with its path)."""
+    out = []
+    keys = list(value) if isinstance(value, proxy._DictProxy) else range(len(value))
+    for key in keys:
+        try:
+            child = value[key]
+        except proxy.UnknownValueError as exc:
+            out.append(((*path, key), "unknown", exc.unknown_type_sentinel, exc.props, exc.message))
+            continue
+        if isinstance(child, (proxy._DictProxy, proxy._ListProxy)):
+            out.append(((*path, key), "map" if isinstance(child, proxy._DictProxy) else "list", len(child)))
+            out += _reads(child, (*path, key))
+        else:
+            out.append(((*path, key), child))
+    return out
+
+
+@pytest.mark.parametrize("tree", [*TREES, {"list": [[1, [proxy.UNKNOWN_ARRAY_VALUE]], {"k": [{}]}]}])
+def test_proxies_made_when_read_read_as_the_runtimes(tree):
+    lazy = runtime._lazy_proxies()[2]
+    eager, made = proxy.unknown_checking_proxy(copy.deepcopy(tree)), lazy(copy.deepcopy(tree))
+    assert isinstance(made, proxy._DictProxy)
+    assert _reads(made) == _reads(eager)
+    assert list(made) == list(eager) and len(made) == len(eager)
+
+
+def test_a_list_proxy_made_when_read_slices_and_indexes_from_the_end_as_the_runtimes():
+    tree = {"l": [1, {"a": proxy.UNKNOWN_STRING_VALUE}, proxy.UNKNOWN_NUMBER_VALUE, [2]]}
+    eager, made = proxy.unknown_checking_proxy(copy.deepcopy(tree))["l"], runtime._lazy_proxies()[2](tree)["l"]
+    assert _reads(made) == _reads(eager)
+    assert made[0] == eager[0] == 1 and list(made[-1]) == list(eager[-1]) == [2]
+    for index in (-2, 2):
+        with pytest.raises(proxy.UnknownValueError) as lazy_error:
+            made[index]
+        with pytest.raises(proxy.UnknownValueError) as eager_error:
+            eager[index]
+        assert lazy_error.value.props == eager_error.value.props == ["l", str(index)]
+    for child in (made[-3], made[1]):  # a child's path is its place from the start
+        with pytest.raises(proxy.UnknownValueError) as lazy_error:
+            child["a"]
+        assert lazy_error.value.props == ["l", "1", "a"]
+    lazy_slice, eager_slice = made[0:3], eager[0:3]
+    assert type(lazy_slice) is type(eager_slice) is list
+    assert lazy_slice[0] == eager_slice[0] == 1 and lazy_slice[2] == eager_slice[2] == proxy.UNKNOWN_NUMBER_VALUE
+    assert _reads(lazy_slice[1]) == _reads(eager_slice[1])
+    assert made["__target"] is tree["l"]
