@@ -25,6 +25,7 @@ import grpc
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
+from policies.runtime import BATCH_METHOD, frame, read_frames
 from policy_gate.plan import PlanResource, name_of, type_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,6 +119,10 @@ class PolicyPackProcess:
             self.analyze_stack_encoded = self.channel.unary_unary(
                 _ANALYZE_STACK, request_serializer=bytes,
                 response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
+            # Many Analyze requests in one call, when the pack serves it (policies/runtime.py, BATCH_METHOD).
+            self.analyze_batch = self.channel.unary_unary(BATCH_METHOD, request_serializer=bytes,
+                                                          response_deserializer=bytes)
+            self._batches: bool | None = None
         except BaseException:
             self.close()
             raise
@@ -193,6 +198,18 @@ class PolicyPackProcess:
         version = declared.get("version") if isinstance(declared, dict) else None
         return str(version) if version else None
 
+    def serves_batches(self) -> bool:
+        """Whether the pack answers the batch call (an empty batch, asked once); a pack without it answers
+        UNIMPLEMENTED, and gets one Analyze call per resource."""
+        if self._batches is None:
+            try:
+                self._batches = self.analyze_batch(b"", timeout=RPC_TIMEOUT_S) == b""
+            except grpc.RpcError as exc:
+                if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
+                    raise
+                self._batches = False
+        return self._batches
+
     def configure(self, config: Mapping[str, tuple[str, Mapping[str, Any]]]) -> None:
         """Send each policy's (enforcement level, properties), as the engine does after reading --policy-pack-config."""
         request = analyzer_pb2.ConfigureAnalyzerRequest()
@@ -264,11 +281,20 @@ class PolicyPackProcess:
 
 
 def encode_core(resource: PlanResource) -> bytes:
-    """Fields 1-5 (type, properties, urn, name, options) of the resource's AnalyzeRequest / AnalyzerResource."""
-    return analyzer_pb2.AnalyzeRequest(
-        type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
-        options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
-    ).SerializeToString()
+    """Fields 1-5 (type, properties, urn, name, options) of the resource's AnalyzeRequest / AnalyzerResource.
+
+    The fields are framed one after the other, as protobuf encodes them (a string or message field that is
+    empty is left out, the properties and options messages are always there), so the properties are not
+    copied into a request message first; tests compare the bytes with the message's own encoding.
+    """
+    options = analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent).SerializeToString()
+    return b"".join((
+        frame(1, resource.type.encode()) if resource.type else b"",
+        frame(2, _struct(resource.inputs).SerializeToString()),
+        frame(3, resource.urn.encode()) if resource.urn else b"",
+        frame(4, resource.name.encode()) if resource.name else b"",
+        frame(5, options),
+    ))
 
 
 def encode_extra(resource: PlanResource) -> bytes:
@@ -287,21 +313,21 @@ def encode_provider(reference: str, providers: Mapping[str, PlanResource]) -> by
     return analyzer_pb2.AnalyzeRequest(provider=provider).SerializeToString()
 
 
-def frame(field_number: int, payload: bytes) -> bytes:
-    """A length-delimited field: the key, the payload's length as a varint, the payload."""
-    return _varint(field_number << 3 | 2) + _varint(len(payload)) + payload
+def batch_request(requests: Iterable[bytes]) -> bytes:
+    """The batch call's request: each AnalyzeRequest framed as field 1 (policies/runtime.py, BATCH_METHOD)."""
+    return b"".join(frame(1, request) for request in requests)
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
+def batch_replies(data: bytes, count: int) -> list[analyzer_pb2.AnalyzeResponse | str]:
+    """The batch call's reply: per request, in order, its AnalyzeResponse or the text of the error it raised."""
+    try:
+        items = read_frames(data)
+    except ValueError as exc:
+        raise AnalyzerError(f"the policy pack's batch reply is malformed: {exc}") from None
+    if len(items) != count or any(number not in (1, 2) for number, _ in items):
+        raise AnalyzerError(f"the policy pack answered {len(items)} of {count} batched requests")
+    return [analyzer_pb2.AnalyzeResponse.FromString(payload) if number == 1 else payload.decode(errors="replace")
+            for number, payload in items]
 
 
 def _plain_struct(struct: struct_pb2.Struct) -> dict[str, Any]:

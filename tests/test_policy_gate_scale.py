@@ -159,6 +159,22 @@ def test_encoded_requests_are_the_runtimes_messages(dev_plan):
     assert len(stack.resources) == 3 and stack.resources[2] == item
 
 
+@pytest.mark.parametrize("stack", ["dev", "eks-dev", "prod", "aks-dev"])
+def test_framed_fields_are_the_request_messages_own_encoding(stack):
+    from policy_gate.analyzer import _struct
+
+    for resource in plan_resources(planjson.plan_document(offline_run.run_stack_file(stack))):
+        for parent in (resource.parent, ""):
+            changed = type(resource)(**{**resource.__dict__, "parent": parent})
+            whole = analyzer_pb2.AnalyzeRequest(
+                type=changed.type, properties=_struct(changed.inputs), urn=changed.urn, name=changed.name,
+                options=analyzer_pb2.AnalyzerResourceOptions(parent=changed.parent))
+            framed = analyzer_pb2.AnalyzeRequest.FromString(encode_core(changed))
+            assert framed == whole, changed.urn  # a map's entries may come in another order: compared parsed
+            assert framed.HasField("properties") and framed.HasField("options")
+            assert len(encode_core(changed)) == whole.ByteSize()
+
+
 def test_the_stack_message_size_is_known_before_it_is_built(dev_plan):
     with Spool.of(dev_plan) as spool:
         built = b"".join(frame(1, item) for _, _, _, item in spool)
@@ -237,3 +253,58 @@ def test_a_failing_pack_is_named_with_what_it_was_checking(failing_pack, name, w
 def test_the_failing_packs_good_plan_passes(failing_pack):
     with PolicyPackProcess(failing_pack) as served:
         assert run_gate(one_resource_plan("good"), pack=served).exit_code == 0
+
+
+# ---- the batch call -----------------------------------------------------------------------------------
+
+BATCHED_PREAMBLE = f'''
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+from policies.runtime import install
+assert install()
+'''
+
+
+@pytest.fixture
+def batched_failing_pack(tmp_path) -> Path:
+    """The failing pack above, with this project's runtime installed: it serves the batch call."""
+    folder = tmp_path / "batched-failing-pack"
+    folder.mkdir()
+    (folder / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    crashing = textwrap.dedent(FAILING_PACK).replace(  # and a resource whose policy ends the process
+        "def resource_boom(args, report_violation):\n",
+        "def resource_boom(args, report_violation):\n    if args.name == 'crash-resource':\n        os._exit(4)\n")
+    (folder / "__main__.py").write_text(textwrap.dedent(BATCHED_PREAMBLE) + crashing)
+    return folder
+
+
+def many_resources_plan(*special: str, count: int = 150) -> dict:
+    names = [f"cm-{i}" for i in range(count)]
+    for offset, name in enumerate(special):
+        names[count // 2 + offset] = name
+    steps = []
+    for name in names:
+        steps += one_resource_plan(name)["steps"]
+    return {"steps": steps}
+
+
+def test_a_pack_with_the_projects_runtime_serves_batches_and_a_plain_one_does_not(batched_failing_pack, failing_pack):
+    with PolicyPackProcess(batched_failing_pack) as batched, PolicyPackProcess(failing_pack) as plain_pack:
+        assert batched.serves_batches() and not plain_pack.serves_batches()
+        result = run_gate(many_resources_plan(), pack=batched)
+        assert result.exit_code == 0 and result.resources_checked == 150
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("bad", ["on resource urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::bad (kubernetes:core/v1:ConfigMap)",
+             "in resource policy 'boom-resource'", "resource boom on purpose"]),
+    ("crash-resource", ["on one of 64 resources sent together, urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::cm-",
+                        "its process exited with 4"]),
+])
+def test_a_failure_in_a_batch_names_the_resource_or_the_batch(batched_failing_pack, name, words):
+    with pytest.raises(GateError) as caught:
+        run_gate(many_resources_plan(name), pack_dir=batched_failing_pack)
+    message = str(caught.value)
+    assert message.startswith("the policy pack failed ") and "\n" not in message
+    for word in words:
+        assert word in message, message
