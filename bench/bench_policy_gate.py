@@ -2,9 +2,10 @@
 
 The previews are grown from a shipped stack's offline plan (``make plan STACK=dev`` -> build/dev/plan.json;
 made here when missing) by bench/synthetic_plan.py: the cluster once, its application namespaces repeated.
-Each size runs ``python -m policy_gate``'s code in a fresh interpreter and prints the wall time, the time
-per phase (read: the file streamed and encoded; analyze: the resource policies; stack: the stack policies),
-the pack processes used, the peak memory of the gate's process and of its largest pack process, and the
+Each size runs ``python -m policy_gate``'s code in a fresh interpreter and prints the wall time, when the
+plan was read (read: the file streamed and encoded, resource policies running meanwhile), when the last
+resource policy answered (analyze, counted from the start), how long the stack policies took (stack, from
+when ``AnalyzeStack`` was sent; it overlaps analyze for a large stack), the pack processes used, the peak memory of the gate's process and of its largest pack process, and the
 verdict next to the original plan's (exit code, and which policies fail at which level), which must match.
 Figures depend on the machine and its load (printed): this prints them, it asserts nothing but the verdict.
 
