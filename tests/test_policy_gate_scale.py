@@ -308,3 +308,62 @@ def test_a_failure_in_a_batch_names_the_resource_or_the_batch(batched_failing_pa
     assert message.startswith("the policy pack failed ") and "\n" not in message
     for word in words:
         assert word in message, message
+
+
+# ---- providers read later, or read again --------------------------------------------------------------
+
+PROVIDER_PACK = '''
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+
+def says_provider(args, report_violation):
+    if args.provider is not None:
+        report_violation(f"provider x={args.provider.props.get('x')}")
+
+
+PolicyPack(name="provider", enforcement_level=EnforcementLevel.ADVISORY, policies=[
+    ResourceValidationPolicy(name="says-provider", description="d", validate=says_provider),
+])
+'''
+PROVIDER_URN = "urn:pulumi:s::p::pulumi:providers:kubernetes::k8s"
+
+
+def provider_step(x: int) -> dict:
+    return {"op": "create", "urn": PROVIDER_URN, "newState": {
+        "type": "pulumi:providers:kubernetes", "urn": PROVIDER_URN, "inputs": {"x": x}}}
+
+
+@pytest.fixture(params=[False, True], ids=["one-per-call", "batched"])
+def provider_pack(tmp_path, request) -> Path:
+    folder = tmp_path / "provider-pack"
+    folder.mkdir()
+    (folder / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    preamble = textwrap.dedent(BATCHED_PREAMBLE) if request.param else ""
+    (folder / "__main__.py").write_text(preamble + textwrap.dedent(PROVIDER_PACK))
+    return folder
+
+
+def provider_plan(order: str) -> dict:
+    resources = many_resources_plan(count=300)["steps"]
+    for step in resources:
+        step["newState"]["provider"] = f"{PROVIDER_URN}::id-1"
+    if order == "provider-last":
+        return {"steps": [*resources, provider_step(2)]}
+    return {"steps": [provider_step(1), *resources, provider_step(2)]}  # the provider read again, changed
+
+
+@pytest.mark.parametrize("order", ["provider-last", "provider-again"])
+def test_every_resource_is_checked_with_its_providers_last_inputs(provider_pack, order, monkeypatch):
+    sent = []
+    original = gate_module.Spool.request
+    monkeypatch.setattr(gate_module.Spool, "request", lambda self, index: sent.append(index) or original(self, index))
+    with PolicyPackProcess(provider_pack) as served:  # serving from the first step: calls go out while read
+        result = run_gate(provider_plan(order), pack=served)
+    said = {v.urn.rsplit("::", 1)[-1]: v.message for v in result.violations if v.policy == "says-provider"}
+    assert len(said) == 300 and set(said.values()) == {"provider x=2.0"}, set(said.values())
+    if order == "provider-again":
+        assert len(sent) > 302  # the resources sent before the provider came back went again
+    else:
+        assert sorted(sent) == list(range(301))  # each sent once (the provider too), once the provider was read
+    said = {v.urn.rsplit("::", 1)[-1]: v.message for v in result.violations if v.policy == "says-provider"}
+    assert len(said) == 300 and set(said.values()) == {"provider x=2.0"}, set(said.values())
