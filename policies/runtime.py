@@ -232,23 +232,15 @@ def _decoded(value: Any, special: Callable[[Any], Any]) -> Any:
 
 
 def _deserializing(function: Callable[..., Any], special: Callable[[Any], Any]) -> Callable[..., Any]:
+    decode = functools.partial(decode_struct, special=special)
+
     @functools.wraps(function)
     def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(value, _Pending):
             return function(value, *args, **kwargs)
-        message = value.message
         if args or kwargs:
-            return function(struct_to_dict(message), *args, **kwargs)
-        cache = getattr(_calls, "cache", None)
-        if cache is None:
-            return decode_struct(message, special)
-        key = ("decoded", id(message))
-        hit = cache.get(key)
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        result = decode_struct(message, special)
-        cache[key] = (message, result)
-        return result
+            return function(struct_to_dict(value.message), *args, **kwargs)
+        return shared(decode, value.message)
 
     return wrapper
 

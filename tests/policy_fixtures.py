@@ -105,6 +105,16 @@ def find(resources: list[R], name: str) -> R:
     return next(r for r in resources if r.name == name)
 
 
+def broken_gke_plan() -> dict:
+    """The GKE stack with three faults: the default device plugin not turned off on a DRA pool (stack policies),
+    a public inference endpoint (a resource policy), an on-demand pool not marked as fallback (advisory)."""
+    stack = gke_stack()
+    del find(stack, "a100-40gb-pool").props["nodeConfig"]["labels"]["gke-no-default-nvidia-gpu-device-plugin"]
+    find(stack, "vllm-tpu-svc").props["spec"]["type"] = "LoadBalancer"
+    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
+    return to_plan(stack)
+
+
 # ---- GKE (seed 000 + seed 003) -----------------------------------------------------------
 
 GKE_POOL = "gcp:container/nodePool:NodePool"

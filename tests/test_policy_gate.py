@@ -10,7 +10,7 @@ import pytest
 from policy_gate import GateError, PolicyPackProcess, render_markdown, run_gate
 from policy_gate.analyzer import ROOT
 from policy_gate.plan import plan_resources
-from tests.policy_fixtures import eks_stack, find, gke_stack, shared_pack, to_plan
+from tests.policy_fixtures import broken_gke_plan, eks_stack, find, gke_stack, shared_pack, to_plan
 
 EXPECTED_LEVELS = {
     "dra-device-plugin-isolation": "mandatory", "dra-pool-served": "mandatory", "dra-kubernetes-version": "mandatory",
@@ -29,14 +29,6 @@ EXPECTED_LEVELS = {
 @pytest.fixture(scope="session")
 def pack() -> PolicyPackProcess:
     return shared_pack()
-
-
-def broken_gke_plan() -> dict:
-    stack = gke_stack()
-    del find(stack, "a100-40gb-pool").props["nodeConfig"]["labels"]["gke-no-default-nvidia-gpu-device-plugin"]
-    find(stack, "vllm-tpu-svc").props["spec"]["type"] = "LoadBalancer"
-    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
-    return to_plan(stack)
 
 
 def test_analyzer_info_lists_every_rule_with_its_level(pack):

@@ -241,13 +241,18 @@ def one_resource_plan(name: str) -> dict:
     ("crash", ["in stack policies fine-stack, boom-stack over 1 resources", "its process exited with 3"]),
 ])
 def test_a_failing_pack_is_named_with_what_it_was_checking(failing_pack, name, words):
+    assert "Deadline" not in failure_naming(one_resource_plan(name), failing_pack, words)
+
+
+def failure_naming(plan: dict, pack_dir: Path, words: list[str]) -> str:
+    """The gate's one-line error over ``plan``, checked to name each of ``words``."""
     with pytest.raises(GateError) as caught:
-        run_gate(one_resource_plan(name), pack_dir=failing_pack)
+        run_gate(plan, pack_dir=pack_dir)
     message = str(caught.value)
     assert message.startswith("the policy pack failed ") and "\n" not in message
     for word in words:
         assert word in message, message
-    assert "Deadline" not in message
+    return message
 
 
 def test_the_failing_packs_good_plan_passes(failing_pack):
@@ -302,12 +307,7 @@ def test_a_pack_with_the_projects_runtime_serves_batches_and_a_plain_one_does_no
                         "its process exited with 4"]),
 ])
 def test_a_failure_in_a_batch_names_the_resource_or_the_batch(batched_failing_pack, name, words):
-    with pytest.raises(GateError) as caught:
-        run_gate(many_resources_plan(name), pack_dir=batched_failing_pack)
-    message = str(caught.value)
-    assert message.startswith("the policy pack failed ") and "\n" not in message
-    for word in words:
-        assert word in message, message
+    failure_naming(many_resources_plan(name), batched_failing_pack, words)
 
 
 # ---- providers read later, or read again --------------------------------------------------------------

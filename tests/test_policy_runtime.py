@@ -22,7 +22,7 @@ from pulumi_policy import deserialize, proxy
 from policies import runtime
 from policy_gate.analyzer import PolicyPackProcess, batch_replies, batch_request, frame
 from policy_gate.gate import Spool, resolve_config
-from tests.policy_fixtures import eks_stack, find, gke_stack, shared_pack, to_plan
+from tests.policy_fixtures import broken_gke_plan, eks_stack, find, gke_stack, shared_pack, to_plan
 
 offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
 planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
@@ -45,14 +45,6 @@ def generic_pack():
             os.environ[runtime.GENERIC_RUNTIME_ENV] = previous
     yield pack
     pack.close()
-
-
-def _broken_gke() -> dict:
-    stack = gke_stack()
-    del find(stack, "a100-40gb-pool").props["nodeConfig"]["labels"]["gke-no-default-nvidia-gpu-device-plugin"]
-    find(stack, "vllm-tpu-svc").props["spec"]["type"] = "LoadBalancer"
-    del find(stack, "a100-80gb-pool").props["nodeConfig"]["labels"]["gpu-fungibility/on-demand-fallback"]
-    return to_plan(stack)
 
 
 def _unknowns_secrets_assets() -> dict:
@@ -78,7 +70,7 @@ def _broken_eks() -> dict:
 PLANS = {
     **{stack: (lambda stack=stack: planjson.plan_document(offline_run.run_stack_file(stack)))
        for stack in ("dev", "eks-dev", "prod", "aks-dev")},
-    "broken-gke": _broken_gke,
+    "broken-gke": broken_gke_plan,
     "unknowns-secrets-assets": _unknowns_secrets_assets,
     "broken-eks": _broken_eks,
     "gke": lambda: to_plan(gke_stack()),
@@ -129,7 +121,7 @@ def test_the_comparison_sees_violations_and_unknowns(generic_pack):
     """The plans above do exercise what they are there for: diagnostics of each kind in both runtimes."""
     from pulumi.runtime.proto import analyzer_pb2
 
-    resources, stack = _answers(generic_pack, _broken_gke(), {})
+    resources, stack = _answers(generic_pack, broken_gke_plan(), {})
     assert {d.policyName for d in analyzer_pb2.AnalyzeResponse.FromString(stack).diagnostics} == {
         "dra-device-plugin-isolation", "dra-reachable-pools-served"}
     assert {d.policyName for r in resources for d in analyzer_pb2.AnalyzeResponse.FromString(r).diagnostics} == {
