@@ -246,13 +246,18 @@ class _Fleet:
         return list(self.packs)
 
     def close(self) -> None:
+        """Stop every pack the run started, those still starting too (waited for: none outlives the run)."""
         for future in self.booting:
-            future.add_done_callback(lambda f: f.exception() is None and f.result().close())
+            try:
+                self.packs.append(future.result())
+            except Exception:  # noqa: BLE001 (it failed to start: nothing to stop, the run's error is reported)
+                continue
+        self.booting = []
         for process in self.packs:
             if process is not self.given:
                 process.close()
         if self.pool is not None:
-            self.pool.shutdown(wait=False)
+            self.pool.shutdown(wait=True)
 
 
 class Spool:

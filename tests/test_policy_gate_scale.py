@@ -367,3 +367,17 @@ def test_every_resource_is_checked_with_its_providers_last_inputs(provider_pack,
         assert sorted(sent) == list(range(301))  # each sent once (the provider too), once the provider was read
     said = {v.urn.rsplit("::", 1)[-1]: v.message for v in result.violations if v.policy == "says-provider"}
     assert len(said) == 300 and set(said.values()) == {"provider x=2.0"}, set(said.values())
+
+
+def test_a_run_that_fails_while_packs_start_leaves_none_running(tmp_path, monkeypatch):
+    """A plan that breaks after a second pack started booting: both packs are stopped before the error returns."""
+    from tests.test_plan import _policy_pack_processes
+
+    monkeypatch.setattr(gate_module, "RESOURCES_PER_JOB", 64)
+    steps = many_resources_plan(count=400)["steps"]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"steps": steps})[:-2] + ', {"newState": 7}]}')
+    before = _policy_pack_processes()
+    with pytest.raises(GateError, match=r"steps\[400\]"):
+        run_gate(path, jobs=2)
+    assert _policy_pack_processes() - before == set()
