@@ -159,6 +159,17 @@ def mig_slices_named_above_their_memory(min_memory_gi: int, accelerator_types: S
     return found
 
 
+def gpus_named_above_their_memory(min_memory_gi: int, product_names: Sequence[str] = (),
+                                  architectures: Sequence[str] = ()) -> list[catalog.GpuModel]:
+    """Catalog GPUs (passing a DeviceClass's filters) sold with ``min_memory_gi`` GB or more whose NVML total,
+    the driver's ``memory`` capacity, is below ``min_memory_gi`` GiB: a real H100 80GB has 81559 MiB (79.6 GiB),
+    so ``memory >= 80Gi`` never selects it (NVML figures: ../reality/nvml, held in tests/test_devices*.py)."""
+    return [g for g in catalog.GPUS.values()
+            if (not product_names or g.product_name in product_names)
+            and (not architectures or g.architecture in architectures)
+            and g.memory_gib >= min_memory_gi > g.published_memory_mib / 1024]
+
+
 def _uuid(*parts: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(("gpu-fungibility", *parts))))
 

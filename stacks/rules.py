@@ -65,6 +65,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
                 f"nodePools.{name} is on-demand (spot: false); set onDemandFallback: true if that is deliberate"
             )
     warnings.extend(_mig_class_warnings(cfg))
+    warnings.extend(_gpu_memory_warnings(cfg))
     warnings.extend(zone_rules.zone_warnings(cfg))
     return warnings
 
@@ -257,6 +258,46 @@ def _mig_classes(cfg: StackConfig) -> Issues:
                            f"no MIG slice this stack cuts has {dc.min_memory_gi} GiB as NVML reports it ({have}): "
                            "the class would select nothing"))
     return issues
+
+
+def _gpu_memory_warnings(cfg: StackConfig) -> list[str]:
+    """Memory floors on whole GPUs that a GPU's name meets and its NVML total does not.
+
+    A DeviceClass's ``minMemoryGi`` becomes ``memory >= <n>Gi`` on the driver's ``memory`` capacity, NVML's
+    total, so on a real cluster it leaves out a GPU sold with that much (H100 80GB: 79.6 GiB). A workload's
+    ``minAcceleratorMemoryGi`` is checked on the GPUs' sold memory (a config error below it); when only the
+    NVML total falls short, the model gets less than the workload asked for.
+    """
+    warnings = []
+    stack_gpus = {p.accelerator.type for p in cfg.node_pools.values()
+                  if p.accelerator.known and isinstance(p.accelerator.model, catalog.GpuModel)}
+    for name, dc in cfg.device_classes.items():
+        if dc.devices != "gpu" or dc.driver != "gpu.nvidia.com" or not dc.min_memory_gi:
+            continue
+        trapped = [g for g in devices.gpus_named_above_their_memory(dc.min_memory_gi, dc.product_names,
+                                                                    dc.architectures)
+                   if not stack_gpus or g.type in stack_gpus]
+        if trapped:
+            listed = ", ".join(f"{g.product_name} ({g.published_memory_mib} MiB)" for g in trapped)
+            warnings.append(f"deviceClasses.{name}.minMemoryGi is {dc.min_memory_gi}: {listed} "
+                            f"{'has' if len(trapped) == 1 else 'have'} less than {dc.min_memory_gi} GiB as NVML "
+                            "reports it, so this class never selects "
+                            f"{'it' if len(trapped) == 1 else 'them'} whatever the name says")
+    for name, wl in cfg.workloads.items():
+        if not wl.min_accelerator_memory_gi or wl.mig:
+            continue
+        for pool_name in cfg.placement_pools(wl):
+            pool = cfg.node_pools.get(pool_name)
+            if pool is None or not pool.accelerator.known or not isinstance(pool.accelerator.model, catalog.GpuModel):
+                continue
+            model, count = pool.accelerator.model, pool.accelerator.count
+            nvml_gib = model.published_memory_mib * count / 1024
+            if model.memory_gib * count >= wl.min_accelerator_memory_gi > nvml_gib:
+                warnings.append(f"workloads.{name}.minAcceleratorMemoryGi is {wl.min_accelerator_memory_gi}: pool "
+                                f"{pool_name} ({count} x {model.product_name}) has {nvml_gib:.2f} GiB as NVML "
+                                "reports it; size the model (vLLM's --gpu-memory-utilization, --max-model-len) "
+                                "to that")
+    return warnings
 
 
 def _mig_class_warnings(cfg: StackConfig) -> list[str]:
