@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility import sizing
+from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.dra_cel import CelEvaluationError
 from gpu_fungibility.node_selection import NodeTaint
 
@@ -141,11 +142,13 @@ def _by_key(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mappi
 
 
 class ScenarioSimulator:
-    def __init__(self, document: Mapping[str, Any], scorer: NodeScorer | None = None):
+    def __init__(self, document: Mapping[str, Any], scorer: NodeScorer | None = None, minor: str | None = None):
+        """``minor``: the Kubernetes version the answer is for (``"1.35"``, ``"v1.36.3"``); None takes the
+        allocator of 1.34 and 1.35 (see gpu_fungibility.claims.later_all_takes_the_first_alternative)."""
         self.document = document
         self.pools = build_pools(document)
         classes, problems = device_classes(document["deviceClasses"])
-        self.allocator = Allocator(classes, problems)
+        self.allocator = Allocator(classes, problems, later_all_quirk=later_all_takes_the_first_alternative(minor))
         self.scorer = scorer
         templates = _by_key(document["templates"])
         self.groups: list[tuple[str, PodSpec, int]] = []
@@ -280,7 +283,7 @@ def layout_of(state: State) -> Layout:
 def simulate(document: Mapping[str, Any], scorer: NodeScorer | None = None, kubernetes: str | None = None) -> SimAnswer:
     """The simulator's answer; with ``kubernetes`` (``"v1.35.4"``, ``"1.35"``) and the simulator's node scoring
     (``simulator.scoring``) present, its scores choose among the nodes that can take a pod."""
-    simulator = ScenarioSimulator(document, scorer)
+    simulator = ScenarioSimulator(document, scorer, kubernetes)
     scoring = _scoring_module() if scorer is None and kubernetes else None
     if scoring is not None:
         simulator.scorer = _scorer(simulator, ".".join(kubernetes.lstrip("v").split(".")[:2]), scoring)
@@ -300,7 +303,7 @@ def _scoring_module() -> Any:
 def scored(document: Mapping[str, Any], minor: str, scoring: Any) -> SimAnswer:
     """The answer with a node scorer: ``scoring`` is a module with the interface of ``simulator.scoring``
     (``default_profile``, ``Candidate``, ``NodeShape``, ``ScoredPod``, ``score``, ``winners``)."""
-    simulator = ScenarioSimulator(document)
+    simulator = ScenarioSimulator(document, minor=minor)
     simulator.scorer = _scorer(simulator, minor, scoring)
     return simulator.run()
 

@@ -105,10 +105,12 @@ EXCEEDED = _Exceeded()
 
 class Allocator:
     def __init__(self, classes: Mapping[str, tuple[Program, ...]], problems: Mapping[str, str] | None = None,
-                 max_steps: int = MAX_SEARCH_STEPS):
+                 max_steps: int = MAX_SEARCH_STEPS, later_all_quirk: bool = True):
         self.classes = classes
         self.problems = problems or {}  # DeviceClasses in the objects whose selectors do not compile
         self.max_steps = max_steps
+        #: an ``All`` subrequest after the first goes on with the first's count and selectors (1.34, 1.35)
+        self.later_all_quirk = later_all_quirk
         #: candidate steps taken by every allocation so far (upstream: Stats.NumAllocateOneInvocations)
         self.steps = 0
         self._cache: dict[tuple[str, str], bool | CelEvaluationError] = {}
@@ -233,7 +235,7 @@ class _Search:
             return False
         if self._exceeds(claim, len(matching)):
             return EXCEEDED
-        if alternative.subrequest is not None and alternative.rank > 0:
+        if alternative.subrequest is not None and alternative.rank > 0 and self.allocator.later_all_quirk:
             return self._take_all_later_subrequest(claim, alternative, matching, index)
         return self._take_each(claim, alternative, matching, index)
 
@@ -262,7 +264,8 @@ class _Search:
                                    index: int) -> bool | _Exceeded:
         """An ``All`` subrequest after the first of its ``firstAvailable`` list, as Kubernetes allocates it.
 
-        Kubernetes v1.34.4 and v1.35.4 take the subrequest's first matching device, then carry on without the
+        Kubernetes v1.34.4 and v1.35.4 (not v1.36.3: :func:`later_all_takes_the_first_alternative`) take the
+        subrequest's first matching device, then carry on without the
         subrequest's index (``allocateOne``'s ``All`` branch recurses with ``deviceIndices{claimIndex,
         requestIndex, deviceIndex + 1}``: staging/src/k8s.io/dynamic-resource-allocation/structured/internal/
         {stable,incubating,experimental}/allocator_*.go), so the devices after the first are the *first*

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_fungibility import clouds, mig_geometry, sizing
+from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.dra_cel import CelEvaluationError
 
 from simulator import node_choice, recovery, scoring
@@ -128,7 +129,8 @@ class Simulation:
         self.cfg = cfg
         self.profile = clouds.profile(cfg.cluster.cloud)
         classes, self.class_problems = device_classes(objects)
-        self.allocator = Allocator(classes, self.class_problems)
+        self.allocator = Allocator(classes, self.class_problems,
+                                   later_all_quirk=later_all_takes_the_first_alternative(cfg.cluster.minor_version))
         # The default profile's score plugins at the stack's minor (prioritized-list scoring from 1.35).
         self.scoring = scoring.default_profile(cfg.cluster.minor_version)
         self.scores_prioritized_list = self.scoring.scores_prioritized_list

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpu_fungibility import catalog, clouds, devices, mig_geometry
-from gpu_fungibility.claims import MAX_ALTERNATIVES
+from gpu_fungibility.claims import MAX_ALTERNATIVES, later_all_takes_the_first_alternative
 
 from stacks import zone_rules
 
@@ -66,6 +66,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
             )
     warnings.extend(_mig_class_warnings(cfg))
     warnings.extend(_gpu_memory_warnings(cfg))
+    warnings.extend(_later_tpu_alternative_warnings(cfg))
     warnings.extend(zone_rules.zone_warnings(cfg))
     return warnings
 
@@ -258,6 +259,31 @@ def _mig_classes(cfg: StackConfig) -> Issues:
                            f"no MIG slice this stack cuts has {dc.min_memory_gi} GiB as NVML reports it ({have}): "
                            "the class would select nothing"))
     return issues
+
+
+def _later_tpu_alternative_warnings(cfg: StackConfig) -> list[str]:
+    """A TPU pool after the first of a compute class, on a Kubernetes minor whose allocator never gives it a node.
+
+    A TPU alternative asks for all of a node's chips (``allocationMode: All``); Kubernetes 1.34 and 1.35 allocate
+    such an alternative, when it is not the first, with the first alternative's selectors from its second device
+    on (``claims.later_all_takes_the_first_alternative``; seen on kube-scheduler v1.34.4 and v1.35.4 by the
+    differential run), so the claim stays pending on that pool's nodes.
+    """
+    minor = cfg.cluster.minor_version
+    if not later_all_takes_the_first_alternative(minor):
+        return []
+    warnings = []
+    for name, cc in cfg.compute_classes.items():
+        for i, pool_name in enumerate(cc.pools):
+            pool = cfg.node_pools.get(pool_name)
+            if i > 0 and pool is not None and pool.family == "tpu":
+                warnings.append(
+                    f"computeClasses.{name}.pools[{i}] ({pool_name}) is a TPU pool after the first: on Kubernetes "
+                    f"{minor} the scheduler allocates a TPU alternative that is not its claim's first with the "
+                    "first alternative's selectors (fixed in 1.36), so no pod of this class gets a node of "
+                    f"{pool_name}. Give {pool_name} a compute class of its own, or run Kubernetes 1.36 or later."
+                )
+    return warnings
 
 
 def _gpu_memory_warnings(cfg: StackConfig) -> list[str]:

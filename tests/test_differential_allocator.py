@@ -10,6 +10,7 @@
 
 import pytest
 from gpu_fungibility import devices
+from gpu_fungibility.claims import later_all_takes_the_first_alternative
 
 from simulator.allocator import Allocator, ConstraintError
 from simulator.cluster import SimDevice, SimNode
@@ -31,9 +32,10 @@ def sub(name: str, device_class: str = GPU, count: int | None = None, selector: 
     return body
 
 
-def picks(node: SimNode, requests: list[dict], constraints: list[dict] | None = None):
+def picks(node: SimNode, requests: list[dict], constraints: list[dict] | None = None, minor: str = "1.35"):
     spec = {"requests": requests, **({"constraints": constraints} if constraints else {})}
-    found = Allocator(device_classes([])[0]).allocate([claim_spec("c0", "template d/t", False, spec)], node)
+    allocator = Allocator(device_classes([])[0], later_all_quirk=later_all_takes_the_first_alternative(minor))
+    found = allocator.allocate([claim_spec("c0", "template d/t", False, spec)], node)
     return None if found is None else [(p.alternative.label, p.device.name) for p in found]
 
 
@@ -96,3 +98,54 @@ def test_a_second_tpu_pool_of_a_compute_class_cannot_be_used_by_its_claim():
     assert picks(node("tpu-v6e-slice", 4), [request]) == [("tpu/v6e", f"accel{i}") for i in range(4)]
     assert picks(node("tpu-v5-lite-podslice", 4), [request]) is None
     assert picks(node("tpu-v5-lite-podslice", 1), [request]) is None
+    # Kubernetes 1.36 passes the subrequest on (k8s.io/dynamic-resource-allocation v0.36.3): the second pool serves
+    for minor in ("1.36", "v1.36.3", "1.37"):
+        assert picks(node("tpu-v5-lite-podslice", 4), [request], minor=minor) == [
+            ("tpu/v5e", f"accel{i}") for i in range(4)]
+
+
+@pytest.mark.parametrize(("minor", "quirk"), [("1.34", True), ("v1.35.4", True), ("1.36", False), ((1, 37), False),
+                                              (None, True)])
+def test_the_later_all_quirk_belongs_to_1_34_and_1_35(minor, quirk):
+    assert later_all_takes_the_first_alternative(minor) is quirk
+
+
+def test_on_1_36_a_later_all_subrequest_takes_its_own_devices():
+    a10g = node("nvidia-a10g", 8)
+    assert picks(a10g, [{"name": "r0", "firstAvailable": [sub("s0", count=8, selector=NONE_MATCHES), sub("s1")]}],
+                 minor="1.36") == [("r0/s1", f"gpu-{i}") for i in range(8)]
+
+
+# ---- what the stack says about it ---------------------------------------------------------------------
+
+
+def _two_tpu_pools(version: str) -> dict:
+    import copy
+
+    from tests.test_config import GKE
+
+    raw = copy.deepcopy(GKE)
+    raw["cluster"]["kubernetesVersion"] = version
+    raw["cluster"]["zones"] = ["us-central1-a", "us-central1-b"]
+    raw["nodePools"] = {
+        "v6e": {"machineType": "ct6e-standard-1t", "accelerator": {"type": "tpu-v6e-slice"},
+                "autoscaling": {"min": 1, "max": 1}, "zones": ["us-central1-b"]},
+        "v5e": {"machineType": "ct5lp-hightpu-1t", "accelerator": {"type": "tpu-v5-lite-podslice"},
+                "autoscaling": {"min": 1, "max": 1}, "zones": ["us-central1-a"]},
+    }
+    raw["computeClasses"] = {"tpus": {"pools": ["v6e", "v5e"]}}
+    raw["workloads"] = {"vllm": {"computeClass": "tpus", "model": "google/gemma-4-31B-it"}}
+    return raw
+
+
+@pytest.mark.parametrize(("version", "warned"), [("1.35", True), ("1.36", False)])
+def test_a_tpu_pool_after_the_first_of_a_compute_class_is_warned_about_where_kubernetes_never_uses_it(
+        version, warned):
+    from stacks.loader import parse_stack_config
+    from stacks.rules import config_warnings
+
+    found = [w for w in config_warnings(parse_stack_config(_two_tpu_pools(version)))
+             if w.startswith("computeClasses.tpus.pools[1]")]
+    assert bool(found) is warned
+    if warned:
+        assert "(v5e) is a TPU pool after the first: on Kubernetes 1.35" in found[0]

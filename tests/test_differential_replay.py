@@ -55,3 +55,18 @@ def test_a_whole_recorded_run_agrees_with_the_simulator(path):
     assert not differing, "\n".join(differing)
     assert determinate >= 0.7 * run["count"]
     assert unjudged <= 0.02 * run["count"], "most scenarios are judged; flapping claim statuses are rare"
+
+
+V136 = sorted(FIXTURES.glob("*-v1.36.json"))
+
+
+def test_the_1_36_answers_are_not_what_the_1_35_allocator_gives():
+    """kube-scheduler v1.36.3 placed these where v1.35.4 leaves pods pending (or elsewhere): the simulator must
+    answer per minor (gpu_fungibility.claims.later_all_takes_the_first_alternative), not one way for all."""
+    assert len(V136) >= 6
+    for path in V136:
+        case = json.loads(path.read_text())
+        assert case["kubernetes"].startswith("v1.36."), path
+        as_135 = differential.compare(case["document"], case["observed"],
+                                      simside.simulate(case["document"], kubernetes="v1.35.4"))
+        assert not as_135.agrees, path
