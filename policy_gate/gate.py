@@ -618,7 +618,7 @@ class _Analysis:
         from policy_gate.analyzer import Diagnostic, decode_diagnostics
 
         index, generation, _ = item
-        if self.sent.get(index) == generation:
+        if self.sent.get(index) == generation and reply.diagnostics:  # only answers with something to say kept
             urn = self.spool.entries[index][0]
             self.found[index] = [d if d.urn else Diagnostic(d.policy, d.level, urn, d.message)
                                  for d in decode_diagnostics(reply)]
