@@ -349,7 +349,12 @@ def _one_cache_per_call(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _analyze_stack(runtime: Any) -> Callable[..., Any]:
+#: The servicer's private state the stack-once ``AnalyzeStack`` reads (pulumi-policy 1.21 sets them in __init__).
+_SERVICER_STATE = ("_PolicyAnalyzerServicer__policies", "_PolicyAnalyzerServicer__stack_tags",
+                   "_PolicyAnalyzerServicer__policy_pack_name", "_PolicyAnalyzerServicer__policy_pack_version")
+
+
+def _analyze_stack(runtime: Any, shipped: Callable[..., Any]) -> Callable[..., Any]:
     """The servicer's ``AnalyzeStack``, the stack's resources built once per call for every stack policy.
 
     What each stack policy is given is what the runtime gives it: a ``StackValidationArgs`` with every resource
@@ -383,6 +388,8 @@ def _analyze_stack(runtime: Any) -> Callable[..., Any]:
         return [resource for resource, _ in made]
 
     def analyze_stack(self: Any, request: Any, _context: Any) -> Any:
+        if not all(hasattr(self, name) for name in _SERVICER_STATE):  # another runtime's layout: its own method
+            return shipped(self, request, _context)
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         resources: list[Any] | None = None
@@ -550,7 +557,7 @@ def install() -> bool:
     for name in _PER_RESOURCE:
         setattr(servicer, name, _memoized_method(getattr(servicer, name)))
     servicer.Analyze = _one_cache_per_call(servicer.Analyze)
-    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime))
+    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime, servicer.AnalyzeStack))
     services = runtime.analyzer_pb2_grpc
     services.add_AnalyzerServicer_to_server = _with_batch(services.add_AnalyzerServicer_to_server)
     setattr(runtime, _MARK, True)

@@ -230,3 +230,10 @@ def test_a_list_proxy_made_when_read_slices_and_indexes_from_the_end_as_the_runt
     assert lazy_slice[0] == eager_slice[0] == 1 and lazy_slice[2] == eager_slice[2] == proxy.UNKNOWN_NUMBER_VALUE
     assert _reads(lazy_slice[1]) == _reads(eager_slice[1])
     assert made["__target"] is tree["l"]
+
+
+def test_a_servicer_without_the_state_it_reads_gets_the_runtimes_own_analyze_stack():
+    """Another pulumi-policy layout (the private attributes renamed): the shipped method answers, not a crash."""
+    calls = []
+    stack_once = runtime._analyze_stack(type("Runtime", (), {"proto": None})(), lambda *args: calls.append(args) or "shipped")
+    assert stack_once(object(), "request", "context") == "shipped" and len(calls) == 1
