@@ -162,3 +162,31 @@ def test_constraints_need_a_kind():
 
 def test_rules_see_only_what_they_are_given():
     assert run_stack_rule(validate_reachable_pools_served, [R("kubernetes:core/v1:Namespace", "ns", {})]).violations == []
+
+
+# ---- an All alternative after the first, per Kubernetes minor ---------------------------------------------
+
+
+def two_tpu_pools(version: str) -> list:
+    """The GKE stack with a second TPU pool (v5e) as the second alternative of the TPU claim."""
+    resources = gke_stack()
+    find(resources, "cluster").props["minMasterVersion"] = version
+    v6e = find(resources, "tpu-v6e-pool")
+    v5e = R(v6e.type, "tpu-v5e-pool", {**v6e.props, "name": "tpu-v5e",
+                                        "nodeConfig": {**v6e.props["nodeConfig"], "machineType": "ct5lp-hightpu-1t"}})
+    resources.insert(resources.index(v6e) + 1, v5e)
+    tpu = {"deviceClassName": "tpu.google.com", "allocationMode": "All"}
+    find(resources, "vllm-tpu-template").props["spec"]["spec"]["devices"]["requests"] = [
+        {"name": "tpus", "firstAvailable": [{"name": "tpu-v6e", **tpu}, {"name": "tpu-v5e", **tpu}]}]
+    deployment = find(resources, "vllm-tpu").props["spec"]["template"]["spec"]
+    del deployment["nodeSelector"]["cloud.google.com/gke-nodepool"]
+    return resources
+
+
+@pytest.mark.parametrize(("version", "refused"), [("1.35", True), ("1.36", False)])
+def test_an_all_alternative_after_the_first_is_refused_where_the_scheduler_mishandles_it(version, refused):
+    messages = run_stack_rule(validate_alternatives_satisfiable, two_tpu_pools(version)).messages
+    assert len(messages) == int(refused), messages
+    if refused:
+        assert messages[0].startswith("Deployment vllm-tpu: claim alternative tpus/tpu-v5e of ResourceClaimTemplate")
+        assert "Kubernetes 1.35's scheduler takes its first device" in messages[0]

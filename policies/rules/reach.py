@@ -15,7 +15,11 @@ request, the one pool its pods can run on): its device class's and its own
 CEL selectors, evaluated by the DRA CEL engine against the devices one node of
 that pool publishes (:mod:`gpu_fungibility.devices`: product name, memory,
 architecture, driver version as the catalog records them), match at least
-``count`` devices (one for ``All``).
+``count`` devices (one for ``All``). And, on a cluster of Kubernetes 1.34 or
+1.35, no ``All`` alternative after the first of its ``firstAvailable`` list:
+their scheduler allocates such an alternative with the first one's selectors
+from its second device on (``claims.later_all_takes_the_first_alternative``),
+so it never gets that pool's devices as asked.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from typing import Any
 
 from gpu_fungibility import device_selectors, devices, dra_cel
 from gpu_fungibility.catalog import GPUS
+from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.node_selection import evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import Pool, Res, StackView, dig
+from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, Pool, Res, StackView, dig
 from .claims import _claims_of, _pool_for, _workloads, claim_requests, pod_placement
 from .placement import plugins_on
+from .support import cluster_minor
 
 _DRIVER_FAMILY = {device_selectors.NVIDIA_DRIVER: "gpu", device_selectors.TPU_DRIVER: "tpu"}
 
@@ -47,6 +53,7 @@ class Alternative:
     body: Mapping[str, Any]  # the subrequest or ``exactly``
     pool: Pool
     named: bool  # the alternative is named after the pool (else the pods' placement reaches it)
+    rank: int = 0  # its place in the request's firstAvailable list
 
 
 def _class_selectors(view: StackView) -> dict[str, list[str]]:
@@ -88,10 +95,10 @@ def _requests(view: StackView) -> Iterator[tuple[Res, Res, Mapping[str, Any], li
 
 def _named(view: StackView, workload: Res, claim: Res, request: Mapping[str, Any]) -> list[Alternative]:
     found = []
-    for label, body, subrequest in _bodies(request):
+    for rank, (label, body, subrequest) in enumerate(_bodies(request)):
         pool = _pool_for(label.rsplit("/", 1)[-1], view.pools) if subrequest else None
         if pool is not None and pool.family in ("gpu", "tpu"):
-            found.append(Alternative(workload, claim, label, body, pool, named=True))
+            found.append(Alternative(workload, claim, label, body, pool, named=True, rank=rank))
     return found
 
 
@@ -206,14 +213,34 @@ def _stands_for(view: StackView) -> Iterator[Alternative]:
             yield Alternative(workload, claim, label, body, candidates[0], named=False)
 
 
+def _cluster_minor(view: StackView) -> str | None:
+    """The Kubernetes minor the stack's cluster runs, when the stack has one cluster whose version is known."""
+    found = {cluster_minor(r.type, r.props) for t in (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER) for r in view.of_type(t)}
+    found.discard(None)
+    return next(iter(found))[1] if len(found) == 1 else None
+
+
 def validate_alternatives_satisfiable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """Each claim alternative's selectors match enough devices of the pool it stands for."""
     view = StackView.from_policy_resources(args.resources)
     classes = _class_selectors(view)
+    minor = _cluster_minor(view)
     for alt in _stands_for(view):
         mode = str(alt.body.get("allocationMode") or "ExactCount")
         if mode not in ("ExactCount", "All"):
             continue  # claim-shape reports it
+        if mode == "All" and alt.rank > 0 and minor and later_all_takes_the_first_alternative(minor):
+            where = f"{alt.workload.kind} {alt.workload.k8s_name}: " if alt.workload else ""
+            report_violation(
+                f"{where}claim alternative {alt.label} of {alt.claim.kind} {alt.claim.k8s_name} asks for all devices "
+                f"(allocationMode All) and is not the first of its firstAvailable list: Kubernetes {minor}'s "
+                "scheduler takes its first device, then carries on with the first alternative's selectors "
+                "(k8s.io/dynamic-resource-allocation v0.35.4 drops the subrequest index; 1.36 passes it on), so it "
+                f"never gets the devices of {alt.pool.title} as asked. Give that pool a claim (and compute class) "
+                "of its own, list it first, or run Kubernetes 1.36 or later.",
+                alt.claim.urn,
+            )
+            continue
         wanted = int(alt.body.get("count") or 1) if mode == "ExactCount" else 1
         try:
             judged = _matching(alt.body, alt.pool, classes)
