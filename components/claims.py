@@ -38,21 +38,6 @@ DRIVERS = (device_selectors.NVIDIA_DRIVER, device_selectors.TPU_DRIVER)
 DEVICE_KINDS = ("gpu", "mig")
 
 
-def later_all_takes_the_first_alternative(minor: str | tuple[int, int] | None) -> bool:
-    """Whether Kubernetes at ``minor`` allocates an ``All`` subrequest after the first of its ``firstAvailable``
-    list with the first subrequest's count and selectors (simulator/allocator.py,
-    ``_take_all_later_subrequest``): a TPU alternative (``All`` chips) that is not the first never gets a node.
-
-    k8s.io/dynamic-resource-allocation v0.34.4 and v0.35.4 recurse in ``allocateOne``'s ``All`` branch without
-    ``subRequestIndex`` (structured/internal/stable/allocator_stable.go:805 and :818); v0.36.3 passes it on
-    (:907). Unknown minors (None) are taken to have the quirk, the side on which a claim is not promised a pool.
-    """
-    if minor is None:
-        return True
-    major_minor = minor if isinstance(minor, tuple) else tuple(int(x) for x in str(minor).lstrip("v").split(".")[:2])
-    return major_minor < (1, 36)
-
-
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 

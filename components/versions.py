@@ -20,3 +20,18 @@ def kubernetes_version_problem(value: str) -> str | None:
 def minor_version(value: str) -> str:
     """``"1.34"`` for ``"1.34.1-gke.100"``."""
     return ".".join(str(value).split("-")[0].split(".")[:2])
+
+
+def later_all_takes_the_first_alternative(minor: str | tuple[int, int] | None) -> bool:
+    """Whether Kubernetes at ``minor`` allocates an ``All`` subrequest after the first of its ``firstAvailable``
+    list with the first subrequest's count and selectors (simulator/allocator.py,
+    ``_take_all_later_subrequest``): a TPU alternative (``All`` chips) that is not the first never gets a node.
+
+    k8s.io/dynamic-resource-allocation v0.34.4 and v0.35.4 recurse in ``allocateOne``'s ``All`` branch without
+    ``subRequestIndex`` (structured/internal/stable/allocator_stable.go:805 and :818); v0.36.3 passes it on
+    (:907). Unknown minors (None) are taken to have the quirk, the side on which a claim is not promised a pool.
+    """
+    if minor is None:
+        return True
+    major_minor = minor if isinstance(minor, tuple) else tuple(int(x) for x in str(minor).lstrip("v").split(".")[:2])
+    return major_minor < (1, 36)

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility import sizing
-from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.dra_cel import CelEvaluationError
 from gpu_fungibility.node_selection import NodeTaint
+from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, SearchAbandoned
 from simulator.cluster import SimDevice, SimNode
@@ -144,7 +144,7 @@ def _by_key(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mappi
 class ScenarioSimulator:
     def __init__(self, document: Mapping[str, Any], scorer: NodeScorer | None = None, minor: str | None = None):
         """``minor``: the Kubernetes version the answer is for (``"1.35"``, ``"v1.36.3"``); None takes the
-        allocator of 1.34 and 1.35 (see gpu_fungibility.claims.later_all_takes_the_first_alternative)."""
+        allocator of 1.34 and 1.35 (see gpu_fungibility.versions.later_all_takes_the_first_alternative)."""
         self.document = document
         self.pools = build_pools(document)
         classes, problems = device_classes(document["deviceClasses"])

@@ -43,8 +43,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_fungibility import clouds, mig_geometry, sizing
-from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.dra_cel import CelEvaluationError
+from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from simulator import node_choice, recovery, scoring
 from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, Pick, SearchAbandoned

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpu_fungibility import catalog, clouds, devices, mig_geometry
-from gpu_fungibility.claims import MAX_ALTERNATIVES, later_all_takes_the_first_alternative
+from gpu_fungibility.claims import MAX_ALTERNATIVES
+from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from stacks import zone_rules
 
@@ -266,7 +267,7 @@ def _later_tpu_alternative_warnings(cfg: StackConfig) -> list[str]:
 
     A TPU alternative asks for all of a node's chips (``allocationMode: All``); Kubernetes 1.34 and 1.35 allocate
     such an alternative, when it is not the first, with the first alternative's selectors from its second device
-    on (``claims.later_all_takes_the_first_alternative``; seen on kube-scheduler v1.34.4 and v1.35.4 by the
+    on (``versions.later_all_takes_the_first_alternative``; seen on kube-scheduler v1.34.4 and v1.35.4 by the
     differential run), so the claim stays pending on that pool's nodes.
     """
     minor = cfg.cluster.minor_version

@@ -10,7 +10,7 @@
 
 import pytest
 from gpu_fungibility import devices
-from gpu_fungibility.claims import later_all_takes_the_first_alternative
+from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from simulator.allocator import Allocator, ConstraintError
 from simulator.cluster import SimDevice, SimNode

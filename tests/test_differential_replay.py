@@ -62,7 +62,7 @@ V136 = sorted(FIXTURES.glob("*-v1.36.json"))
 
 def test_the_1_36_answers_are_not_what_the_1_35_allocator_gives():
     """kube-scheduler v1.36.3 placed these where v1.35.4 leaves pods pending (or elsewhere): the simulator must
-    answer per minor (gpu_fungibility.claims.later_all_takes_the_first_alternative), not one way for all."""
+    answer per minor (gpu_fungibility.versions.later_all_takes_the_first_alternative), not one way for all."""
     assert len(V136) >= 6
     for path in V136:
         case = json.loads(path.read_text())

@@ -18,7 +18,7 @@ architecture, driver version as the catalog records them), match at least
 ``count`` devices (one for ``All``). And, on a cluster of Kubernetes 1.34 or
 1.35, no ``All`` alternative after the first of its ``firstAvailable`` list:
 their scheduler allocates such an alternative with the first one's selectors
-from its second device on (``claims.later_all_takes_the_first_alternative``),
+from its second device on (``versions.later_all_takes_the_first_alternative``),
 so it never gets that pool's devices as asked.
 """
 
@@ -31,8 +31,8 @@ from typing import Any
 
 from gpu_fungibility import device_selectors, devices, dra_cel
 from gpu_fungibility.catalog import GPUS
-from gpu_fungibility.claims import later_all_takes_the_first_alternative
 from gpu_fungibility.node_selection import evaluate
+from gpu_fungibility.versions import later_all_takes_the_first_alternative
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, Pool, Res, StackView, dig
