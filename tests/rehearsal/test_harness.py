@@ -222,17 +222,21 @@ def test_a_pod_with_two_claim_templates_flaps_when_one_claim_is_recreated(cluste
                                        {"name": "b", "resourceClaimTemplateName": "none"}]}}
     objects = [node("gpu-1", "gpu", taint=True), device_class(), resource_slice("gpu-1"), template, pod]
     assert all(r.ok for r in cluster.apply(objects))
+    cluster.flapping.clear()
     cluster.settle(timeout_s=60)
     (listed,) = cluster.list("pods")["pods"]
-    assert sorted(s["name"] for s in listed["status"]["resourceClaimStatuses"]) == ["a", "b"]
     assert "nodeName" not in listed["spec"]
-
-    claim = next(s["resourceClaimName"] for s in listed["status"]["resourceClaimStatuses"] if s["name"] == "b")
-    cluster.flapping.clear()
-    cluster.delete([{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "namespace": NS, "name": claim}])
-    cluster.settle(timeout_s=60, quiet_ms=1200)
-    (listed,) = cluster.list("pods")["pods"]
-    assert "nodeName" not in listed["spec"]
+    if sorted(s["name"] for s in listed["status"]["resourceClaimStatuses"]) == ["a", "b"]:
+        # the usual start: both claims listed; deleting one sets the loop off
+        claim = next(s["resourceClaimName"] for s in listed["status"]["resourceClaimStatuses"] if s["name"] == "b")
+        cluster.flapping.clear()
+        cluster.delete([{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "namespace": NS,
+                         "name": claim}])
+        cluster.settle(timeout_s=60, quiet_ms=1200)
+        (listed,) = cluster.list("pods")["pods"]
+        assert "nodeName" not in listed["spec"]
+    else:  # the controller's first syncs already fell into the loop (seen once in CI): the same bug, on its own
+        assert _minor(cluster.version) < (1, 37), listed["status"]["resourceClaimStatuses"]
     if _minor(cluster.version) < (1, 37):
         assert cluster.flapping == {f"{NS}/two-claims"}
         time.sleep(0.5)
