@@ -218,34 +218,6 @@ class PolicyPackProcess:
                 analyzer_pb2.PolicyConfig(enforcementLevel=LEVELS[level], properties=_struct(properties)))
         self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
 
-    def analyze(self, resource: PlanResource, providers: Mapping[str, PlanResource]) -> list[Diagnostic]:
-        request = analyzer_pb2.AnalyzeRequest(
-            type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
-            options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
-        )
-        provider = _provider(resource, providers)
-        if provider is not None:
-            request.provider.CopyFrom(provider)
-        diagnostics = _diagnostics(self.stub.Analyze(request, timeout=RPC_TIMEOUT_S))
-        # A resource policy's violation is about the resource analyzed; the engine fills in its URN.
-        return [d if d.urn else Diagnostic(d.policy, d.level, resource.urn, d.message) for d in diagnostics]
-
-    def analyze_stack(self, resources: Iterable[PlanResource], providers: Mapping[str, PlanResource]) -> list[Diagnostic]:
-        request = analyzer_pb2.AnalyzeStackRequest()
-        for resource in resources:
-            item = analyzer_pb2.AnalyzerResource(
-                type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name,
-                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
-                parent=resource.parent, dependencies=resource.dependencies,
-            )
-            for key, urns in resource.property_dependencies.items():
-                item.propertyDependencies[key].urns.extend(urns)
-            provider = _provider(resource, providers)
-            if provider is not None:
-                item.provider.CopyFrom(provider)
-            request.resources.append(item)
-        return _diagnostics(self.stub.AnalyzeStack(request, timeout=RPC_TIMEOUT_S))
-
     # ---- lifecycle ----
 
     def close(self) -> None:
@@ -334,10 +306,6 @@ def _plain_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
     from google.protobuf import json_format
 
     return json_format.MessageToDict(struct)
-
-
-def _provider(resource: PlanResource, providers: Mapping[str, PlanResource]) -> analyzer_pb2.AnalyzerProviderResource | None:
-    return provider_message(resource.provider, providers)
 
 
 def provider_message(reference: str, providers: Mapping[str, PlanResource]) \
