@@ -442,6 +442,10 @@ class Aks(CloudProfile):
             return ["the NVIDIA device plugin of AKS's managed GPU node pools"]
         return []
 
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        return zones.azure_findings(location)
+
     #: How a pool that asks AKS for its managed GPU stack is marked (``Pool.ami_type`` in the policy pack).
     MANAGED_GPU_STACK = "aks-managed-gpu"
 

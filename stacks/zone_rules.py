@@ -1,9 +1,10 @@
 """Zones against the cluster's region and the recorded zonal offerings, offline (each cloud profile's
 ``zone_findings``; the data and its sources are in gpu_fungibility.zones).
 
-A GKE zone outside the cluster's region is an error (GKE places node locations in the cluster's
-region only); EKS and AKS refuse theirs in their own composition rules. A zone the recorded data
-does not list, or a pool whose TPU is not offered in a zone, is a warning: the data is dated, and
+A region the cloud does not have (``cluster.location``) is an error, and so is a GKE zone outside
+the cluster's region (GKE places node locations in the cluster's region only); EKS and AKS refuse
+zones in their own composition rules. A zone the recorded data does not list, or a pool whose TPU or
+GPU machine is not offered in its region or zones as recorded, is a warning: the data is dated, and
 ``make preflight`` reads the live offering.
 """
 
@@ -32,6 +33,7 @@ def _findings(cfg: StackConfig) -> tuple[Issues, list[str]]:
     for name, pool in cfg.node_pools.items():
         zoned += [(f"nodePools.{name}.zones[{i}]", z) for i, z in enumerate(pool.zones or [])
                   if z not in cfg.cluster.zones]  # a pool's zones must be cluster zones: reported once
-    pools = [(name, pool.accelerator.type, list(pool.zones or cfg.cluster.zones), pool.zones is not None)
+    pools = [(name, pool.accelerator.type, list(pool.zones or cfg.cluster.zones), pool.zones is not None,
+              [pool.machine_type] if pool.machine_type else list(pool.instance_types or []))
              for name, pool in cfg.node_pools.items()]
     return clouds.profile(cfg.cluster.cloud).zone_findings(cfg.cluster.location, zoned, pools)

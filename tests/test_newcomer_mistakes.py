@@ -1,0 +1,167 @@
+"""A newcomer's mistakes, second round: each ends with exit 2 and a message naming the key and what to write
+instead, or a warning where the stack can still deploy; the recorded cloud facts behind them are checked
+against their sources' data."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+from gpu_fungibility import catalog, zones
+
+from offline_plan.__main__ import main as plan_main
+from stacks.loader import ConfigError, parse_stack_config
+from stacks.rules import config_warnings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+GKE = {
+    "cluster": {"cloud": "gke", "name": "c", "location": "europe-west4", "zones": ["europe-west4-a"]},
+    "nodePools": {"l4": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4", "count": 1}}},
+}
+EKS = {
+    "cluster": {"cloud": "eks", "name": "c", "location": "eu-west-1", "zones": ["eu-west-1a", "eu-west-1b"]},
+    "nodePools": {"a10g": {"instanceTypes": ["g5.xlarge"], "accelerator": {"type": "nvidia-a10g"},
+                           "autoscaling": {"min": 1, "max": 1}}},
+}
+AKS = {
+    "cluster": {"cloud": "aks", "name": "c", "location": "westeurope", "zones": ["1"]},
+    "nodePools": {"t4": {"vmSize": "Standard_NC8as_T4_v3", "accelerator": {"type": "nvidia-tesla-t4"},
+                         "autoscaling": {"min": 1, "max": 1}}},
+}
+
+
+def _with(base: dict, **cluster) -> dict:
+    raw = copy.deepcopy(base)
+    raw["cluster"].update(cluster)
+    return raw
+
+
+def _issues(raw: dict) -> dict[str, str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(raw)
+    return dict(caught.value.issues)
+
+
+def _plan_exit(raw: dict, tmp_path: Path, capsys, extra: dict | None = None) -> tuple[int, str]:
+    config = {f"gpu-fungibility:{k}": v for k, v in raw.items()}
+    config.update(extra or {})
+    (tmp_path / "Pulumi.mine.yaml").write_text(yaml.safe_dump({"config": config}))
+    code = plan_main(["--stack", "mine", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "build"),
+                      "--no-policy", "--no-simulate"])
+    return code, capsys.readouterr().err
+
+
+# --- regions -------------------------------------------------------------------------------------------------
+
+def test_an_unknown_gke_region_is_refused_and_its_zones_are_not_blamed(tmp_path, capsys):
+    raw = _with(GKE, location="europe-west44", zones=["europe-west44-a"])
+    raw["nodePools"]["l4"]["zones"] = ["europe-west44-a"]
+    code, err = _plan_exit(raw, tmp_path, capsys)
+    assert code == 2, err
+    assert "cluster.location: 'europe-west44' is not a Compute Engine region" in err
+    assert "write a region such as europe-west4" in err
+    assert "zones" not in err.split("cluster.location", 1)[0], err  # only the region is reported
+
+
+def test_a_zonal_location_in_an_unknown_region_is_refused():
+    issues = _issues(_with(GKE, location="europe-west44-a", zones=["europe-west44-a"]))
+    assert list(issues) == ["cluster.location"] and "europe-west4" in issues["cluster.location"]
+
+
+def test_an_unknown_eks_region_is_refused(tmp_path, capsys):
+    code, err = _plan_exit(_with(EKS, location="eu-west-9", zones=["eu-west-9a", "eu-west-9b"]), tmp_path, capsys)
+    assert code == 2 and "cluster.location: 'eu-west-9' is not an AWS region" in err, err
+    assert "write a region such as eu-west-" in err
+
+
+def test_an_availability_zone_as_the_eks_location_names_its_region():
+    message = _issues(_with(EKS, location="eu-west-1a"))["cluster.location"]
+    assert "is an availability zone" in message and "such as eu-west-1" in message
+
+
+@pytest.mark.parametrize("written", ["west-europe", "West Europe", "WestEurope"])
+def test_an_azure_location_not_shaped_like_a_region_names_the_region(written, tmp_path, capsys):
+    code, err = _plan_exit(_with(AKS, location=written), tmp_path, capsys)
+    assert code == 2 and "cluster.location" in err and "write 'westeurope'" in err, err
+
+
+def test_known_regions_plan_on_every_cloud():
+    for raw in (GKE, EKS, AKS, _with(GKE, location="europe-west4-b", zones=["europe-west4-b"])):
+        parse_stack_config(copy.deepcopy(raw))
+
+
+def test_recorded_gce_regions_and_zones_are_the_sources():
+    regions, zones_of = set(), defaultdict(set)
+    with (FIXTURES / "gce_regions_zones.csv").open() as handle:
+        for row in csv.DictReader(line for line in handle if not line.startswith("#")):
+            regions.add(row["region"])
+            if row["zone"]:
+                zones_of[row["region"]].add(row["zone"])
+    assert zones.GCE_REGIONS == regions
+    assert {r: set(zones.gce_zones(r)) for r in zones.GCE_REGION_ZONES} == zones_of
+
+
+def test_recorded_gce_gpu_machine_zones_are_the_sources():
+    offered = defaultdict(set)
+    with (FIXTURES / "gce_gpu_machine_zones.csv").open() as handle:
+        for row in csv.DictReader(line for line in handle if not line.startswith("#")):
+            offered[row["machine"]].add(row["zone"])
+    recorded = {m: {f"{r}-{s}" for r, suffixes in by_region.items() for s in suffixes}
+                for m, by_region in zones.GCE_MACHINE_ZONES.items()}
+    assert recorded == {m: z for m, z in offered.items() if m in catalog.GKE_MACHINES}
+    assert all(zones.gce_zone_parts(z)[0] in zones.GCE_REGIONS for z in set().union(*offered.values()))
+
+
+def test_recorded_ec2_regions_are_botocore_s():
+    import botocore
+
+    endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
+    assert zones.EC2_REGIONS == {r for p in endpoints["partitions"] for r in p["regions"]}
+
+
+def test_recorded_ec2_instance_regions_are_moto_s_offerings():
+    import moto
+
+    folder = Path(moto.__file__).parent / "ec2" / "resources" / "instance_type_offerings" / "region"
+    offered = {f.name[:-len(".json.gz")]: {o["InstanceType"] for o in json.loads(gzip.open(f).read())}
+               for f in folder.glob("*.json.gz")}
+    assert zones.EC2_OFFERINGS_RECORDED == set(offered)
+    assert set(zones.EC2_INSTANCE_REGIONS) == set(catalog.EKS_INSTANCES)
+    for itype, regions in zones.EC2_INSTANCE_REGIONS.items():
+        assert set(regions) == {r for r, types in offered.items() if itype in types}, itype
+
+
+# --- a GPU machine its region does not offer ----------------------------------------------------------------
+
+def test_an_eks_instance_type_its_region_does_not_offer_is_warned():
+    raw = copy.deepcopy(EKS)
+    raw["nodePools"] = {"h200": {"instanceTypes": ["p5e.48xlarge"], "accelerator": {"type": "nvidia-h200-141gb",
+                                                                                  "count": 8},
+                                 "autoscaling": {"min": 1, "max": 1}}}
+    found = [w for w in config_warnings(parse_stack_config(raw)) if w.startswith("nodePools.h200.instanceTypes[0]")]
+    assert found and "p5e.48xlarge is not offered in eu-west-1" in found[0] and "eu-west-2" in found[0], found
+
+
+def test_a_gke_machine_its_region_does_not_offer_is_warned():
+    raw = _with(GKE, location="europe-west1", zones=["europe-west1-b"])
+    found = [w for w in config_warnings(parse_stack_config(raw)) if "not offered" in w]
+    assert found and found[0].startswith("nodePools.l4.machineType: g2-standard-8 is not offered in europe-west1")
+    assert "europe-west4" in found[0]
+
+
+def test_a_gke_machine_outside_its_zones_names_the_zones_that_offer_it():
+    raw = _with(GKE, location="us-east4", zones=["us-east4-a", "us-east4-b"])
+    found = [w for w in config_warnings(parse_stack_config(raw)) if "not offered" in w]
+    assert found and "g2-standard-8 is not offered in us-east4-b" in found[0] and "['us-east4-a']" in found[0]
+
+
+def test_a_region_the_data_does_not_record_is_not_judged():
+    raw = _with(EKS, location="mx-central-1", zones=["mx-central-1a", "mx-central-1b"])
+    assert not [w for w in config_warnings(parse_stack_config(raw)) if "not offered" in w]
