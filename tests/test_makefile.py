@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_SECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 MAKEFILE = (ROOT / "Makefile").read_text()
 
@@ -18,7 +20,7 @@ def help_text() -> str:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     return subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True,
-                          timeout=60).stdout
+                          timeout=HANG_GUARD_SECONDS).stdout
 
 
 def test_help_lists_every_phony_target(help_text):
@@ -53,11 +55,11 @@ def test_make_passes_values_to_the_shell_quoted(target, variable, shape, tmp_pat
              "make-function": f"$(shell touch {planted})",
              "backquote": f"x`touch {planted}`'$$(touch {planted})'"}[shape]
     dry = subprocess.run(["make", "-n", target, f"{variable}={value}"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+                         timeout=HANG_GUARD_SECONDS)
     assert not planted.exists(), f"make ran {variable}'s value while reading the Makefile"
     commands = [line for line in dry.stdout.splitlines() if " -m " in line]
     assert commands, dry.stdout + dry.stderr
     for command in commands:  # the recipe as make hands it to the shell, with the command itself made harmless
         subprocess.run(["bash", "-c", "set -- ; " + command.replace(".venv/bin/python", "true", 1)],
-                       cwd=tmp_path, capture_output=True, timeout=60)
+                       cwd=tmp_path, capture_output=True, timeout=HANG_GUARD_SECONDS)
     assert not planted.exists(), f"`make {target} {variable}=...` ran shell code from the value"

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_SECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 GIT = ["git", "-c", "user.name=offline diff test", "-c", "user.email=diff@example.invalid",
        "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
@@ -58,7 +60,7 @@ def test_a_signal_mid_plan_removes_the_worktree_and_temporary_folders(repo, tmp_
     diff = subprocess.Popen([sys.executable, "-m", "plan_diff", "--stack", "dev", "--base", "HEAD",
                              "--project", str(repo), "--out", str(tmp_path / "out")],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     plans: list[int] = []
     while time.monotonic() < deadline:  # both plans running, the base worktree registered
         plans = _children_of(diff.pid)
@@ -70,7 +72,7 @@ def test_a_signal_mid_plan_removes_the_worktree_and_temporary_folders(repo, tmp_
         pytest.fail("the diff never started its two plans")
     assert sorted(p.name.split("-")[0] for p in tmp.iterdir()) == ["plan", "plan"]
     diff.send_signal(signum)
-    _, err = diff.communicate(timeout=60)
+    _, err = diff.communicate(timeout=HANG_GUARD_SECONDS)
     assert diff.returncode == 128 + signum, err
     assert "stopped by signal" in err and "Traceback" not in err
     assert len(_git(repo, "worktree", "list").splitlines()) == 1, "the base worktree is still registered"

@@ -10,6 +10,7 @@ import pytest
 from policy_gate import GateError, PolicyPackProcess, render_markdown, run_gate
 from policy_gate.analyzer import ROOT
 from policy_gate.plan import plan_resources
+from tests.hang_guard import HANG_GUARD_SECONDS
 from tests.policy_fixtures import broken_gke_plan, eks_stack, find, gke_stack, shared_pack, to_plan
 
 EXPECTED_LEVELS = {
@@ -134,7 +135,7 @@ def test_a_run_without_a_shared_pack_stops_its_process():
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "policy_gate", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_GUARD_SECONDS)
 
 
 @pytest.mark.parametrize(("content", "message"), [

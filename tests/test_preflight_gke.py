@@ -24,6 +24,7 @@ from preflight.__main__ import main
 sys.path.insert(0, str(Path(__file__).parent))
 from compute_fake import FakeCompute, api_disabled_body, permission_denied_body  # noqa: E402
 
+from tests.hang_guard import HANG_GUARD_SECONDS
 from tests.preflight_output import line_of, verdicts
 
 os.environ.setdefault("NO_GCE_CHECK", "true")  # before google-auth reads it: never probe a metadata server
@@ -408,7 +409,7 @@ def test_make_preflight_dev_end_to_end(tmp_path):
             args = ["make", "--no-print-directory", "preflight", "STACK=dev", *(["JSON=1"] if name == "json" else [])]
             procs[name] = subprocess.Popen(args, cwd=ROOT, env=env, text=True,
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        results = {name: (p.wait(timeout=120), *p.communicate()) for name, p in procs.items()}
+        results = {name: (p.wait(timeout=HANG_GUARD_SECONDS), *p.communicate()) for name, p in procs.items()}
     finally:
         for fake in fakes.values():
             fake.__exit__(None, None, None)

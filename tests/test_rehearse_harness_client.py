@@ -10,7 +10,6 @@ import os
 import stat
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -132,19 +131,15 @@ def test_settle_timeout_is_harness_timeout(fake, monkeypatch):
 
 def test_a_hung_harness_never_hangs_the_caller(fake, monkeypatch):
     harness = start(fake, monkeypatch, mode="hang", reply_timeout_s=0.5)
-    began = time.monotonic()
     with pytest.raises(HarnessTimeout, match="did not answer settle"):
         harness.settle(timeout_s=0.5)
-    assert time.monotonic() - began < 10
     assert harness._proc.poll() is not None, "the hung process is killed"
     harness.close()
 
 
 def test_silent_start_times_out(fake, monkeypatch):
-    began = time.monotonic()
     with pytest.raises(HarnessTimeout, match="did not answer start"):
         start(fake, monkeypatch, mode="silent-start", start_timeout_s=0.5)
-    assert time.monotonic() - began < 10
 
 
 def test_not_ready_and_crash_name_the_reason(fake, monkeypatch):

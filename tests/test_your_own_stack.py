@@ -20,6 +20,7 @@ from simulator.advisories import replica_advisories
 from simulator.results import PENDING, SCHEDULED, ReplicaPlacement, SimulationResult
 from stacks.loader import ConfigError, parse_stack_config
 from stacks.rules import config_warnings
+from tests.hang_guard import HANG_GUARD_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "stacks"
@@ -210,7 +211,7 @@ def _make_dry_run(*args: str) -> str:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     return subprocess.run(["make", "-n", "--no-print-directory", *args, "VENV=.venv"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60).stdout
+                          capture_output=True, text=True, timeout=HANG_GUARD_SECONDS).stdout
 
 
 def test_make_simulate_keeps_the_stack_s_own_replicas_and_passes_reclaim():
@@ -265,7 +266,7 @@ def test_through_make_the_command_s_explanation_comes_before_make_s_own_line():
     if shutil.which("make") is None or not (ROOT / ".venv" / ".installed").is_file():
         pytest.skip("make or the venv is missing")
     done = subprocess.run(["make", "--no-print-directory", "plan", "STACK=no-such-stack"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     lines = done.stderr.strip().splitlines()
     # GNU make prints its own "Error 2" line for every failed recipe it does not ignore (docs/commands.md).
     assert done.returncode == 2
