@@ -12,6 +12,7 @@ from offline_plan import planjson
 from offline_plan.__main__ import main as plan_main
 from offline_plan.manifests import Manifest, manifests, validate
 from offline_plan.run import SECRET_MASK, run_stack
+from tests.own_processes import still_running
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
@@ -236,24 +237,11 @@ def test_cached_validation_agrees_with_kubernetes_validate(stack):
     assert any(m.filename.startswith("broken") for m in objects)
 
 
-def _policy_pack_processes() -> set[int]:
-    found = set()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
-            except OSError:
-                continue
-            if b"-m pulumi.policy" in cmdline:
-                found.add(int(proc.name))
-    return found
-
-
-def test_the_plan_leaves_no_policy_pack_running(tmp_path):
-    before = _policy_pack_processes()
+def test_the_plan_leaves_no_policy_pack_running(tmp_path, started_policy_packs):
     assert plan_main(["--stack", "dev", "--out", str(tmp_path), "--no-simulate"]) == 0
     stack_dir = tmp_path / "stacks"
     stack_dir.mkdir()
     (stack_dir / "Pulumi.bad.yaml").write_text("config:\n  gpu-fungibility:cluster: {cloud: aks}\n")
     assert plan_main(["--stack", "bad", "--out", str(tmp_path), "--stack-dir", str(stack_dir)]) == 2
-    assert _policy_pack_processes() - before == set()
+    assert started_policy_packs, "the plan ran its policy pack"
+    assert still_running(started_policy_packs) == []

@@ -21,6 +21,7 @@ from policy_gate.analyzer import PolicyPackProcess, encode_core, encode_extra, e
 from policy_gate.gate import GateError, Spool, run_gate
 from policy_gate.plan import PlanError, iter_plan_resources, plan_resources
 from policy_gate.stream import StreamedSteps
+from tests.own_processes import still_running
 from tests.policy_fixtures import shared_pack
 
 offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
@@ -369,15 +370,13 @@ def test_every_resource_is_checked_with_its_providers_last_inputs(provider_pack,
     assert len(said) == 300 and set(said.values()) == {"provider x=2.0"}, set(said.values())
 
 
-def test_a_run_that_fails_while_packs_start_leaves_none_running(tmp_path, monkeypatch):
+def test_a_run_that_fails_while_packs_start_leaves_none_running(tmp_path, monkeypatch, started_policy_packs):
     """A plan that breaks after a second pack started booting: both packs are stopped before the error returns."""
-    from tests.test_plan import _policy_pack_processes
-
     monkeypatch.setattr(gate_module, "RESOURCES_PER_JOB", 64)
     steps = many_resources_plan(count=400)["steps"]
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"steps": steps})[:-2] + ', {"newState": 7}]}')
-    before = _policy_pack_processes()
     with pytest.raises(GateError, match=r"steps\[400\]"):
         run_gate(path, jobs=2)
-    assert _policy_pack_processes() - before == set()
+    assert started_policy_packs, "the run started its packs"
+    assert still_running(started_policy_packs) == []
