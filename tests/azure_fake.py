@@ -16,12 +16,13 @@ import re
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from gpu_fungibility import catalog
 
 from tests.compute_fake import Reply
+from tests.quiet_server import QuietThreadingHTTPServer
 
 TOKEN = "test-token"
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
@@ -99,7 +100,7 @@ class AzureFake:
                 self.wfile.write(data)
 
         self.stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self

@@ -19,10 +19,12 @@ import secrets
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from gpu_fungibility import catalog
+
+from tests.quiet_server import QuietThreadingHTTPServer
 
 PROJECT_NUMBER = "123456789012"
 CREATED = "1969-12-31T16:00:00.000-08:00"
@@ -209,7 +211,7 @@ class FakeCompute:
                 self.wfile.write(data)
 
         self.stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = QuietThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
                                         daemon=True)

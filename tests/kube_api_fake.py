@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from tests.quiet_server import QuietThreadingHTTPServer
 
 PATHS = {
     "/api/v1/nodes": "Node", "/api/v1/pods": "Pod", "/api/v1/events": "Event",
@@ -52,7 +54,7 @@ class FakeApi:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
