@@ -24,6 +24,9 @@ TOKEN_KEY = "hfToken"
 SECRET_COMMAND = "pulumi config set --secret hfToken <your Hugging Face token>"
 PLACEHOLDER_TOKEN = "placeholder-hf-token"
 MISSPELT_NAMESPACE = "\0misspelt-namespace"  # internal: keys under a near-miss of NAMESPACE
+PROVIDER_REGIONS = "\0provider-regions"  # internal: the stack file's provider region keys and their values
+#: The provider key naming a region that the program's explicit provider for ``cluster.location`` ignores.
+PROVIDER_REGION_KEYS = {"aks": "azure-native:location", "eks": "aws:region"}
 
 MODEL_KEYS = {
     alias: name
@@ -68,7 +71,7 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
         issues.append((full_key, f"unknown config namespace {full_key.split(':', 1)[0]!r}; this project reads "
                                  f"{NAMESPACE}:<key> (so this key would be ignored)"))
     for key in raw:
-        if key not in MODEL_KEYS and key not in (TOKEN_KEY, MISSPELT_NAMESPACE):
+        if key not in MODEL_KEYS and key not in (TOKEN_KEY, MISSPELT_NAMESPACE, PROVIDER_REGIONS):
             issues.append((key, f"unknown key; accepted: {', '.join(ACCEPTED_TOP_LEVEL)}"))
     data = {k: v for k, v in raw.items() if k in MODEL_KEYS}
     try:
@@ -79,10 +82,26 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
             issues += _issues_beside(data, exc, issues)
         raise ConfigError(issues) from None
     if checks:
-        issues += config_issues(config)
+        issues += config_issues(config) + provider_region_issues(config, raw.get(PROVIDER_REGIONS, {}))
     if issues:
         raise ConfigError(issues)
     return config
+
+
+def provider_region_issues(config: StackConfig, provider_config: dict[str, Any]) -> list[tuple[str, str]]:
+    """A provider region key (``azure-native:location``, ``aws:region``) in the stack file that names another
+    region than ``cluster.location``. The program builds every resource of the cloud through one explicit
+    provider for ``cluster.location`` (stacks/aks.py, stacks/eks.py), so that key would be silently ignored."""
+    key = PROVIDER_REGION_KEYS.get(config.cluster.cloud)
+    if key is None or key not in provider_config:
+        return []
+    value, location = provider_config[key], config.cluster.location
+    squeeze = lambda name: str(name).replace(" ", "").lower()  # noqa: E731  "East US 2" is eastus2
+    if squeeze(value) == squeeze(location):
+        return []
+    return [(key, f"is {value!r} but cluster.location is {location!r}: every resource is deployed in "
+                  f"cluster.location, so {key} is ignored; remove {key} from the stack file (set "
+                  f"cluster.location: {value} if that is the region you meant)")]
 
 
 def config_issues(config: StackConfig) -> list[tuple[str, str]]:
@@ -200,6 +219,8 @@ def _read_namespace() -> tuple[dict[str, Any], bool, bool]:
     merged = {**(runtime_config.get_config_env() or {}), **runtime_config.CONFIG.get()}
     raw: dict[str, Any] = {}
     for full_key, value in merged.items():
+        if full_key in PROVIDER_REGION_KEYS.values():
+            raw.setdefault(PROVIDER_REGIONS, {})[full_key] = _decode(value)
         if not full_key.startswith(prefix):
             namespace = full_key.split(":", 1)[0]
             if namespace != NAMESPACE and _looks_like_ours(namespace):

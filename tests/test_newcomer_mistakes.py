@@ -165,3 +165,28 @@ def test_a_gke_machine_outside_its_zones_names_the_zones_that_offer_it():
 def test_a_region_the_data_does_not_record_is_not_judged():
     raw = _with(EKS, location="mx-central-1", zones=["mx-central-1a", "mx-central-1b"])
     assert not [w for w in config_warnings(parse_stack_config(raw)) if "not offered" in w]
+
+
+# --- a provider region key beside cluster.location ---------------------------------------------------------
+
+def test_an_azure_native_location_naming_another_region_is_refused(tmp_path, capsys):
+    code, err = _plan_exit(AKS, tmp_path, capsys, extra={"azure-native:location": "eastus2"})
+    assert code == 2, err
+    assert "azure-native:location: is 'eastus2' but cluster.location is 'westeurope'" in err
+    assert "remove azure-native:location" in err
+
+
+def test_an_aws_region_naming_another_region_is_refused(tmp_path, capsys):
+    code, err = _plan_exit(EKS, tmp_path, capsys, extra={"aws:region": "us-east-1"})
+    assert code == 2 and "aws:region: is 'us-east-1' but cluster.location is 'eu-west-1'" in err, err
+
+
+def test_a_provider_region_key_naming_the_same_region_plans(tmp_path, capsys):
+    code, err = _plan_exit(AKS, tmp_path, capsys, extra={"azure-native:location": "West Europe"})
+    assert code == 0, err
+
+
+def test_the_shipped_aks_stacks_carry_no_second_region_key():
+    root = Path(__file__).resolve().parent.parent
+    for path in [root / "Pulumi.aks-dev.yaml", root / "examples" / "stacks" / "Pulumi.my-aks.yaml"]:
+        assert "azure-native:location" not in yaml.safe_load(path.read_text())["config"], path
