@@ -27,4 +27,5 @@ def _load_rules():
 
 rules = _load_rules()
 importlib.import_module(f"{PACKAGE}.runtime").install()  # one decoding per resource and call, see runtime.py
+importlib.import_module(f"{PACKAGE}.preview_inputs").install()  # Kubernetes objects' inputs while outputs are unknown
 PolicyPack(name=rules.PACK_NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=rules.POLICIES)

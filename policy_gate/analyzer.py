@@ -252,8 +252,10 @@ class PolicyPackProcess:
 # AnalyzeStackRequest holds as field 1 (length-delimited), one after the other.
 
 
-def encode_core(resource: PlanResource) -> bytes:
+def encode_core(resource: PlanResource, properties: Mapping[str, Any] | None = None) -> bytes:
     """Fields 1-5 (type, properties, urn, name, options) of the resource's AnalyzeRequest / AnalyzerResource.
+
+    ``properties`` replaces the inputs (AnalyzeStack's item for a step with outputs).
 
     The fields are framed one after the other, as protobuf encodes them (a string or message field that is
     empty is left out, the properties and options messages are always there), so the properties are not
@@ -262,7 +264,7 @@ def encode_core(resource: PlanResource) -> bytes:
     options = analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent).SerializeToString()
     return b"".join((
         frame(1, resource.type.encode()) if resource.type else b"",
-        frame(2, _struct(resource.inputs).SerializeToString()),
+        frame(2, _struct(resource.inputs if properties is None else properties).SerializeToString()),
         frame(3, resource.urn.encode()) if resource.urn else b"",
         frame(4, resource.name.encode()) if resource.name else b"",
         frame(5, options),

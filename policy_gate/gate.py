@@ -274,6 +274,8 @@ class Spool:
         self.entries: list[tuple[str, str, str, int, int, int]] = []
         self.latest: dict[str, int] = {}
         self.providers: dict[str, PlanResource] = {}
+        #: Entries whose step has outputs: the length of their AnalyzeStack fields 1-5, stored first in ``extra``.
+        self.stack_cores: dict[int, int] = {}
         self._provider_bytes: dict[str, bytes] = {}
         self._written = 0
         self._flushed = 0
@@ -305,9 +307,13 @@ class Spool:
         from policy_gate.analyzer import encode_core, encode_extra
 
         core, extra = encode_core(resource), encode_extra(resource)
+        index = len(self.entries)
+        if resource.outputs is not None:  # AnalyzeStack judges the outputs: their own fields 1-5, before 7-9
+            stack_core = encode_core(resource, resource.outputs)
+            self.stack_cores[index] = len(stack_core)
+            extra = stack_core + extra
         self.file.write(core)
         self.file.write(extra)
-        index = len(self.entries)
         self.entries.append((resource.urn, resource.type, resource.provider, self._written, len(core), len(extra)))
         self._written += len(core) + len(extra)
         self.latest[resource.urn] = index
@@ -356,7 +362,7 @@ class Spool:
         total = 0
         for i, (urn, _, provider, _, core, extra) in enumerate(self.entries):
             if self.latest[urn] == i:
-                size = core + len(self.provider_bytes(provider)) + extra
+                size = len(self.provider_bytes(provider)) + (extra if i in self.stack_cores else core + extra)
                 total += 1 + len(_varint(size)) + size
         return total
 
@@ -380,7 +386,11 @@ class Spool:
             data = self.file.read(core + extra)
             position = offset + core + extra
             head = data[:core] + self.provider_bytes(provider)
-            yield urn, type_, head, head + data[core:]
+            if i in self.stack_cores:  # the outputs' fields 1-5, the provider, then fields 7-9
+                split = core + self.stack_cores[i]
+                yield urn, type_, head, data[core:split] + self.provider_bytes(provider) + data[split:]
+            else:
+                yield urn, type_, head, head + data[core:]
 
     def close(self) -> None:
         self.file.close()

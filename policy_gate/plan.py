@@ -3,7 +3,8 @@
 Accepts the offline plan's ``plan.json`` and a real preview's JSON: every step
 with a ``newState`` contributes one resource (its ``type``, ``urn``,
 ``parent``, ``inputs``, ``dependencies``, ``propertyDependencies`` and
-``provider``); steps that only delete (no ``newState``) are skipped; when a URN
+``provider``, and ``outputs`` when the step has them: ``AnalyzeStack`` judges
+those, as the engine does); steps that only delete (no ``newState``) are skipped; when a URN
 appears in several steps (replacements) the last state wins. A file is streamed
 (:mod:`policy_gate.stream`): one step in memory at a time.
 """
@@ -35,6 +36,9 @@ class PlanResource:
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     provider: str = ""  # "<provider urn>::<provider id>" or ""
+    #: What ``AnalyzeStack`` gets: the step's ``newState.outputs`` when it has them (a real preview; empty where
+    #: the provider was not configured), else None and the inputs (the offline plan).
+    outputs: dict[str, Any] | None = None
 
 
 def name_of(urn: str) -> str:
@@ -126,6 +130,9 @@ def _resource(where: str, index: int, step: Any) -> PlanResource | None:
         inputs = {}
     if not isinstance(inputs, Mapping):
         raise PlanError(f"{where}: steps[{index}].newState.inputs is not an object")
+    outputs = state.get("outputs")
+    if outputs is not None and not isinstance(outputs, Mapping):
+        raise PlanError(f"{where}: steps[{index}].newState.outputs is not an object")
     dependencies = state.get("dependencies") or []
     property_dependencies = state.get("propertyDependencies") or {}
     if not isinstance(dependencies, list) or not isinstance(property_dependencies, Mapping):
@@ -139,6 +146,7 @@ def _resource(where: str, index: int, step: Any) -> PlanResource | None:
         dependencies=[str(d) for d in dependencies],
         property_dependencies={str(k): [str(u) for u in (v or [])] for k, v in property_dependencies.items()},
         provider=str(state.get("provider") or step.get("provider") or ""),
+        outputs=None if outputs is None else dict(outputs),
     )
 
 
