@@ -39,7 +39,7 @@ help:
 	@echo "make rehearse STACK=dev [JSON=1]  the plan on Kubernetes' own control plane (needs Go >= 1.24) -> build/<stack>/rehearse.md"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
-	@echo "make lint                        ruff"
+	@echo "make lint                        ruff, every stack file gated by the workflows, zizmor"
 	@echo "make venv                        .venv from the lock requirements.txt with uv (every target does this first)"
 	@echo "make lock [UPGRADE=1]            recompile every lock from its source (tools/lock.py); UPGRADE=1 takes newest"
 	@echo "make lock-check                  fail when a lock differs from a fresh compile of its source (needs PyPI)"
@@ -90,8 +90,10 @@ $(ZIZMOR_DIR)/bin/zizmor: tools/zizmor-requirements.txt $(UV_DEP)
 		--target $(ZIZMOR_DIR) -r tools/zizmor-requirements.txt
 	touch $@
 
+# tools/stacks_in_ci.py: every Pulumi.<stack>.yaml here is gated by the workflows, or it says what to add where.
 lint: venv $(ZIZMOR_DIR)/bin/zizmor
 	$(PY) -m ruff check .
+	$(PY) -m tools.stacks_in_ci
 	$(ZIZMOR_DIR)/bin/zizmor --quiet --offline --no-progress --min-severity=medium .github/workflows
 
 policy-check: venv

@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 
 from policy_gate import GateResult, run_gate
-from policy_gate.analyzer import ROOT
 from tests.policy_fixtures import shared_pack
+from tools.stacks_in_ci import SHIPPED_STACKS
 
 offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
 planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
 
-SHIPPED_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
 NVIDIA_DRA_CHART = "dra-driver-nvidia-gpu"
 
 
