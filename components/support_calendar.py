@@ -10,8 +10,16 @@ must be read again (a test fails after that date, so a stale calendar cannot qui
 - DRA availability: ``on`` (served by default: resource.k8s.io/v1 and DynamicResourceAllocation on),
   ``off`` (a source says the cloud does not enable it), ``unconfirmed`` (no source either way).
 
-A GKE cluster in a release channel runs the channel's default minor when ``minMasterVersion`` is below it
-(the floor only stops GKE from picking an older one): :func:`effective_minor` is the minor every tool models.
+A GKE cluster in a release channel is upgraded to the channel's default minor when ``minMasterVersion`` is
+below it: :func:`effective_minor` is the minor the simulator and the rehearsal model. Support is judged on the
+minor the cluster is *created* with, alike on every cloud: pulumi-gcp sends ``minMasterVersion`` as the
+cluster's ``initialClusterVersion``, EKS ``version`` and AKS ``kubernetesVersion`` are the create version
+(:func:`create_minor`).
+
+A minor more than one past every cloud's newest minor in :data:`CALENDAR` is offered by no cloud (as read on
+:data:`AS_OF`): :func:`unoffered_minor_problem` refuses it. The next minor after the newest, and a minor newer
+than one cloud's newest entry but not than all, are only warned (the upstream release and a cloud's rapid
+channel or preview may come before the calendar is read again).
 """
 
 import datetime as dt
@@ -28,16 +36,20 @@ DraState = Literal["on", "off", "unconfirmed"]
 
 GKE_SCHEDULE = ("GKE release schedule, https://cloud.google.com/kubernetes-engine/docs/release-schedule, as "
                 "recorded by endoflife.date/api/v1/products/google-kubernetes-engine (generated 2026-04-10): "
-                "1.34 end of life 2026-10-01, 1.35 end of life 2027-04-11")
+                "1.34 end of life 2026-10-01, 1.35 end of life 2027-04-11; the schedule read 2026-11: "
+                "1.36 end of standard support 2027-08-09")
 EKS_CALENDAR = ("EKS user guide, Kubernetes version lifecycle (kubernetes-versions), release calendar as recorded by "
-                "endoflife.date/amazon-eks: end of standard support 1.34 2026-12-02, 1.35 2027-03-27")
+                "endoflife.date/amazon-eks: end of standard support 1.34 2026-12-02, 1.35 2027-03-27; the "
+                "calendar read 2026-11: 1.36 2027-08-02")
 AKS_CALENDAR = ("MicrosoftDocs/azure-aks-docs articles/aks/supported-kubernetes-versions.md at f988e7e8 "
                 "(2026-08-05), AKS Kubernetes release calendar: end of life 1.34 Nov 2026, 1.35 Mar 2027, "
                 "1.36 Jun 2027, 1.37 Oct 2027")
 GKE_DRA = ("GKE 'Prepare GKE infrastructure for DRA workloads' (how-to/set-up-dra): GKE Standard 1.34 or later; "
            "no node auto-provisioning, no automatic GPU driver installation, no time-sharing, MIG or MPS")
-EKS_DRA = ("EKS user guide 'Manage hardware devices on Amazon EKS' (device-management): DRA drivers recommended "
-           "on Kubernetes 1.34 and later with managed node groups or self-managed nodes; not on EKS Auto Mode")
+EKS_DRA = ("EKS user guide 'Manage hardware devices on Amazon EKS' (device-management, read 2026-11): DRA drivers "
+           "recommended on Kubernetes 1.34 and later with managed node groups, Karpenter or self-managed nodes; "
+           "EKS Auto Mode ships the NVIDIA DRA driver in its node runtime from Kubernetes 1.36 (this project "
+           "builds managed node groups and installs the driver itself)")
 AKS_DRA_OFF = ("azure-aks-docs security-bulletins/overview.md AKS-2025-008 (2025-06-19): AKS does not support or "
                "enable DynamicResourceAllocation in any supported version (then 1.30-1.33)")
 AKS_DRA_UNCONFIRMED = ("no AKS document found says DRA is served from 1.34 (upstream GA, on by default); "
@@ -58,10 +70,12 @@ CALENDAR: dict[str, dict[str, MinorSupport]] = {
     "gke": {
         "1.34": MinorSupport(dt.date(2026, 10, 1), "on", GKE_SCHEDULE, GKE_DRA),
         "1.35": MinorSupport(dt.date(2027, 4, 11), "on", GKE_SCHEDULE, GKE_DRA),
+        "1.36": MinorSupport(dt.date(2027, 8, 9), "on", GKE_SCHEDULE, GKE_DRA),
     },
     "eks": {
         "1.34": MinorSupport(dt.date(2026, 12, 2), "on", EKS_CALENDAR, EKS_DRA),
         "1.35": MinorSupport(dt.date(2027, 3, 27), "on", EKS_CALENDAR, EKS_DRA),
+        "1.36": MinorSupport(dt.date(2027, 8, 2), "on", EKS_CALENDAR, EKS_DRA),
     },
     "aks": {
         "1.33": MinorSupport(dt.date(2026, 7, 1), "off", AKS_CALENDAR, AKS_DRA_OFF),
@@ -98,6 +112,34 @@ def effective_minor(cloud: str, version: str, release_channel: str | None = None
     if default and _key(default) > _key(minor):
         return default
     return minor
+
+
+def create_minor(version: str) -> str:
+    """The minor a cluster is created with: the pinned version's (``"1.34"`` for ``"1.34.6-gke.1307000"``), on
+    every cloud; a release channel's default does not raise it (see the module's docstring)."""
+    return minor_of(version)
+
+
+def newest_minor(cloud: str | None = None) -> str:
+    """The newest minor the calendar dates for ``cloud`` (any cloud when None)."""
+    minors = [m for c, entries in CALENDAR.items() if cloud in (None, c) for m in entries]
+    return max(minors, key=_key)
+
+
+def unoffered_minor_problem(cloud: str, version: str) -> str | None:
+    """Why no cloud offers this version's minor (more than one past every cloud's newest calendar entry), or
+    None."""
+    minor = minor_of(version)
+    newest = _key(newest_minor())
+    try:
+        too_new = _key(minor) > (newest[0], newest[1] + 1)
+    except ValueError:
+        return None
+    if not too_new:
+        return None
+    own = newest_minor(cloud)
+    return (f"Kubernetes {minor} is offered by no cloud: the newest minor in the support calendar (read {AS_OF}) "
+            f"is {newest_minor()}, and {cloud.upper()}'s newest is {own}; write \"{own}\" (quoted)")
 
 
 def support(cloud: str, minor: str) -> MinorSupport | None:

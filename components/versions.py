@@ -28,8 +28,12 @@ def later_all_takes_the_first_alternative(minor: str | tuple[int, int] | None) -
     ``_take_all_later_subrequest``): a TPU alternative (``All`` chips) that is not the first never gets a node.
 
     k8s.io/dynamic-resource-allocation v0.34.4 and v0.35.4 recurse in ``allocateOne``'s ``All`` branch without
-    ``subRequestIndex`` (structured/internal/stable/allocator_stable.go:805 and :818); v0.36.3 passes it on
-    (:907). Unknown minors (None) are taken to have the quirk, the side on which a claim is not promised a pool.
+    ``subRequestIndex`` (structured/internal/incubating/allocator_incubating.go:866 in v0.34.4, :906 in v0.35.4);
+    v0.36.3 passes it on. With 1.34's and 1.35's default feature gates the scheduler runs the ``incubating``
+    allocator, not ``stable``: structured/allocator.go picks the first implementation whose SupportedFeatures
+    cover the enabled ones, and ``stable``'s are empty (allocator_stable.go: ``SupportedFeatures =
+    internal.Features{}``) while DRAPrioritizedList, on by default, needs ``incubating``. Unknown minors (None)
+    are taken to have the quirk, the side on which a claim is not promised a pool.
     """
     if minor is None:
         return True

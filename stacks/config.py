@@ -161,6 +161,14 @@ class ClusterConfig(Model):
     labels: dict[str, str] = {}
     resource_group: str | None = None  # AKS: an existing resource group (default: one named <name>-rg is built)
 
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version_is_text(cls, value: object) -> object:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ValueError(f"YAML read an unquoted version as the number {value!r}: quote it, "
+                             "kubernetesVersion: \"1.35\" (unquoted, 1.40 would even read as 1.4)")
+        return value
+
     @property
     def minor_version(self) -> str:
         """The minor the cluster will run (``"1.35"`` for ``"1.35.1-gke.100"``): on GKE in a release channel,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpu_fungibility import catalog, clouds, devices, mig_geometry
+from gpu_fungibility import catalog, clouds, devices, mig_geometry, support_calendar
 from gpu_fungibility.claims import MAX_ALTERNATIVES
-from gpu_fungibility.versions import later_all_takes_the_first_alternative
+from gpu_fungibility.versions import kubernetes_version_problem, later_all_takes_the_first_alternative
 
 from stacks import zone_rules
 
@@ -23,7 +23,7 @@ Issues = list[tuple[str, str]]
 def cross_field_issues(cfg: StackConfig) -> Issues:
     issues: Issues = []
     for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools, _mig_classes,
-                  zone_rules.zone_issues):
+                  zone_rules.zone_issues, _kubernetes_version):
         issues.extend(check(cfg))
     return issues
 
@@ -70,6 +70,15 @@ def config_warnings(cfg: StackConfig) -> list[str]:
     warnings.extend(_later_tpu_alternative_warnings(cfg))
     warnings.extend(zone_rules.zone_warnings(cfg))
     return warnings
+
+
+def _kubernetes_version(cfg: StackConfig) -> Issues:
+    """A minor no cloud offers (``"1.40"``), from the cited calendar (support_calendar.unoffered_minor_problem);
+    its format and the 1.34 floor are the cluster components' own check."""
+    if kubernetes_version_problem(cfg.cluster.kubernetes_version):
+        return []
+    problem = support_calendar.unoffered_minor_problem(cfg.cluster.cloud, cfg.cluster.kubernetes_version)
+    return [("cluster.kubernetesVersion", problem)] if problem else []
 
 
 def _pool_fields(cfg: StackConfig) -> Issues:

@@ -190,3 +190,24 @@ def test_the_shipped_aks_stacks_carry_no_second_region_key():
     root = Path(__file__).resolve().parent.parent
     for path in [root / "Pulumi.aks-dev.yaml", root / "examples" / "stacks" / "Pulumi.my-aks.yaml"]:
         assert "azure-native:location" not in yaml.safe_load(path.read_text())["config"], path
+
+
+# --- Kubernetes versions -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("base,version,newest", [(GKE, "1.40", "1.36"), (AKS, "1.99", "1.37"), (EKS, "2.0", "1.36"), (GKE, "1.100", "1.36")])
+def test_a_minor_no_cloud_offers_is_refused(base, version, newest, tmp_path, capsys):
+    code, err = _plan_exit(_with(base, kubernetesVersion=version), tmp_path, capsys)
+    assert code == 2, err
+    assert f"cluster.kubernetesVersion: Kubernetes {version} is offered by no cloud" in err
+    assert f'write "{newest}"' in err
+
+
+def test_a_minor_one_cloud_lists_and_another_not_yet_is_not_refused():
+    parse_stack_config(_with(GKE, kubernetesVersion="1.37"))   # AKS dates 1.37; GKE's Rapid channel may offer it
+
+
+def test_an_unquoted_version_is_told_to_quote_it():
+    raw = _with(GKE)
+    raw["cluster"]["kubernetesVersion"] = 1.35
+    message = _issues(raw)["cluster.kubernetesVersion"]
+    assert "unquoted" in message and 'kubernetesVersion: "1.35"' in message

@@ -31,6 +31,8 @@ def test_every_entry_cites_its_sources():
 
 @pytest.mark.parametrize("cloud,minor,ends", [
     ("gke", "1.34", dt.date(2026, 10, 1)),   # GKE release schedule: 1.34 end of life
+    ("gke", "1.36", dt.date(2027, 8, 9)),    # GKE release schedule, read 2026-11
+    ("eks", "1.36", dt.date(2027, 8, 2)),    # EKS release calendar, read 2026-11
     ("eks", "1.34", dt.date(2026, 12, 2)),   # EKS release calendar: end of standard support
     ("eks", "1.35", dt.date(2027, 3, 27)),
     ("aks", "1.34", dt.date(2026, 11, 1)),   # AKS calendar: "Nov 2026", the month's first day
