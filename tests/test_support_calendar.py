@@ -94,8 +94,11 @@ advisories = functools.partial(validate_version_advisories, today=TODAY)
 def test_the_pack_refuses_a_cluster_past_standard_support():
     floor_only = R(GKE, "c", {"minMasterVersion": "1.34", "releaseChannel": {"channel": "UNSPECIFIED"}})
     assert "left standard support on 2026-10-01" in run(supported, floor_only).messages[0]
+    # pulumi-gcp sends minMasterVersion as the create version: a channel's higher default does not excuse it,
+    # alike on every cloud.
     in_channel = R(GKE, "c", {"minMasterVersion": "1.34", "releaseChannel": {"channel": "REGULAR"}})
-    assert run(supported, in_channel).messages == []
+    assert "left standard support on 2026-10-01" in run(supported, in_channel).messages[0]
+    assert run(supported, R(GKE, "c", {"minMasterVersion": "1.35", "releaseChannel": {"channel": "STABLE"}})).messages == []
     assert run(supported, R(AKS, "c", {"kubernetesVersion": "1.34"})).messages
     assert run(supported, R(AKS, "c", {"kubernetesVersion": "1.33"})).messages == []  # dra-kubernetes-version's
     assert run(supported, R(EKS, "c", {"version": "1.35"})).messages == []

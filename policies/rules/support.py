@@ -1,7 +1,8 @@
 """``kubernetes-version-supported`` (mandatory) and ``kubernetes-version-advisories`` (advisory), per cluster.
 
-The minor a cluster runs, read from the cluster resource (GKE: ``minMasterVersion`` raised to the release
-channel's default minor; EKS: ``version``; AKS: ``kubernetesVersion``), against the cited calendar in
+The minor a cluster is created with, read from the cluster resource alike on every cloud (GKE:
+``minMasterVersion``, which pulumi-gcp sends as ``initialClusterVersion``; EKS: ``version``; AKS:
+``kubernetesVersion``; a GKE release channel's higher default does not excuse an old pin), against the cited calendar in
 :mod:`gpu_fungibility.support_calendar`: refused past the end of the cloud's standard support or where a source
 says the cloud does not serve DRA at that minor; warned within 90 days of that end, where no source dates the
 minor, and where DRA is unconfirmed. An EKS cluster that leaves ``upgradePolicy.supportType`` unset (EKS's
@@ -13,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 from gpu_fungibility.support_calendar import (
+    create_minor,
     dra_problem,
     effective_minor,
     minor_of,
@@ -32,8 +34,9 @@ EKS_EXTENDED_NOTE = ("EKS charges $0.60 per cluster hour in extended support ins
 CLUSTER_TYPES = (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)
 
 
-def cluster_minor(resource_type: str, props: dict) -> tuple[str, str] | None:
-    """``(cloud, minor)`` the cluster resource will run, or None when it is not a cluster or not known yet."""
+def cluster_minor(resource_type: str, props: dict, created: bool = False) -> tuple[str, str] | None:
+    """``(cloud, minor)`` the cluster resource will run (``created``: the minor it is created with), or None when
+    it is not a cluster or not known yet."""
     if resource_type == GKE_CLUSTER:
         cloud, version = "gke", props.get("minMasterVersion")
         channel = (props.get("releaseChannel") or {}).get("channel")
@@ -48,6 +51,8 @@ def cluster_minor(resource_type: str, props: dict) -> tuple[str, str] | None:
     minor = minor_of(version)
     if not minor.replace(".", "").isdigit() or tuple(int(p) for p in minor.split(".")[:2]) < MIN_VERSION:
         return None  # not a version, or below 1.34: dra-kubernetes-version refuses it
+    if created:
+        return cloud, create_minor(version)
     return cloud, effective_minor(cloud, version, channel if isinstance(channel, str) else None)
 
 
@@ -55,7 +60,7 @@ def validate_version_supported(args: ResourceValidationArgs, report_violation: R
                                today: dt.date | None = None) -> None:
     if args.resource_type not in CLUSTER_TYPES:  # before reading the properties: most resources are not
         return
-    found = cluster_minor(args.resource_type, shared(plain, args.props))
+    found = cluster_minor(args.resource_type, shared(plain, args.props), created=True)
     if found is None:
         return
     cloud, minor = found
@@ -69,7 +74,7 @@ def validate_version_advisories(args: ResourceValidationArgs, report_violation: 
     if args.resource_type not in CLUSTER_TYPES:
         return
     props = shared(plain, args.props)
-    found = cluster_minor(args.resource_type, props)
+    found = cluster_minor(args.resource_type, props, created=True)
     if found is None:
         return
     cloud, minor = found
