@@ -24,7 +24,7 @@ q = '$(subst ','\'',$(1))'
 STACK ?= dev
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build test-rehearse
+.PHONY: help venv lock lock-check plan diff test lint calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -39,7 +39,8 @@ help:
 	@echo "make rehearse STACK=dev [JSON=1]  the plan on Kubernetes' own control plane (needs Go >= 1.24) -> build/<stack>/rehearse.md"
 	@echo "make bench                       benchmarks (print figures); fresh-clone setup: make bench-setup"
 	@echo "make bench-setup                 fresh clone, cold caches: make plan STACK=dev vs venv + pip install"
-	@echo "make lint                        ruff, every stack file gated by the workflows, zizmor"
+	@echo "make lint                        ruff, every stack file gated by the workflows, a calendar review warning, zizmor"
+	@echo "make calendar-check              fail when the support calendar is due for review (the scheduled workflow)"
 	@echo "make venv                        .venv from the lock requirements.txt with uv (every target does this first)"
 	@echo "make lock [UPGRADE=1]            recompile every lock from its source (tools/lock.py); UPGRADE=1 takes newest"
 	@echo "make lock-check                  fail when a lock differs from a fresh compile of its source (needs PyPI)"
@@ -94,7 +95,12 @@ $(ZIZMOR_DIR)/bin/zizmor: tools/zizmor-requirements.txt $(UV_DEP)
 lint: venv $(ZIZMOR_DIR)/bin/zizmor
 	$(PY) -m ruff check .
 	$(PY) -m tools.stacks_in_ci
+	$(PY) -m tools.calendar_review
 	$(ZIZMOR_DIR)/bin/zizmor --quiet --offline --no-progress --min-severity=medium .github/workflows
+
+# The support calendar's REVIEW_BY passed: a warning in make lint, a failure here (calendar-review.yml, weekly).
+calendar-check: venv
+	$(PY) -m tools.calendar_review --strict
 
 policy-check: venv
 	$(PY) -m policy_gate $(call q,$(PLAN)) $(if $(POLICY_CONFIG),--policy-config $(call q,$(POLICY_CONFIG)))

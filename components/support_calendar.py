@@ -1,7 +1,8 @@
 """Each cloud's support calendar per Kubernetes minor, and whether it serves DRA there: cited, dated data.
 
 The clouds publish these dates; they move. :data:`AS_OF` says when they were read, :data:`REVIEW_BY` when they
-must be read again (a test fails after that date, so a stale calendar cannot quietly refuse or admit a minor).
+must be read again (after that date ``make lint`` warns and the weekly calendar-review workflow fails, so a
+stale calendar cannot quietly refuse or admit a minor; ``make test`` never reads today's date).
 
 - ``standard_support_ends``: the first day a minor is no longer in the cloud's standard support. A stack on a
   minor past it is refused (policy ``kubernetes-version-supported``); within :data:`ADVISORY_DAYS` of it, warned.
@@ -27,7 +28,7 @@ from typing import Literal, NamedTuple
 
 #: When the calendar below was read from its sources.
 AS_OF = dt.date(2026, 11, 26)
-#: Read every source again by this date; ``tests/test_support_calendar.py`` fails after it.
+#: Read every source again by this date; ``tools/calendar_review.py`` warns (make lint) and fails (weekly CI) after it.
 REVIEW_BY = dt.date(2027, 1, 15)
 #: A minor whose standard support ends within this many days gets an advisory.
 ADVISORY_DAYS = 90

@@ -1,4 +1,7 @@
-"""Each cloud's support calendar and DRA availability: cited, dated, reviewed, and enforced by the pack."""
+"""Each cloud's support calendar and DRA availability: cited, dated, reviewed, and enforced by the pack.
+
+No test here reads today's date: each passes the day it judges on (TODAY, the calendar's reading date).
+"""
 
 import datetime as dt
 import functools
@@ -7,19 +10,29 @@ import pytest
 import yaml
 from gpu_fungibility import support_calendar as cal
 
-from policies.rules.support import validate_version_advisories, validate_version_supported
+from policies.rules.support import JUDGE_DATE_ENV, judge_date, validate_version_advisories, validate_version_supported
 from stacks.loader import parse_stack_config
 from tests.policy_fixtures import Collector, R, resource_args
+from tools import calendar_review
 
 GKE, EKS, AKS = "gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster", "azure-native:containerservice:ManagedCluster"
 TODAY = dt.date(2026, 11, 26)
 
 
-def test_the_calendar_is_not_older_than_its_review_date():
-    assert cal.AS_OF <= dt.date.today(), "the calendar cannot be read in the future"
-    assert dt.date.today() <= cal.REVIEW_BY, (
-        f"components/support_calendar.py was read on {cal.AS_OF} and is due for review since {cal.REVIEW_BY}: "
-        "read every cited source again, update the dates, then move REVIEW_BY")
+def test_the_review_date_follows_the_reading_date():
+    assert cal.AS_OF <= cal.REVIEW_BY
+
+
+@pytest.mark.parametrize("today, due", [
+    (cal.AS_OF, False), (cal.REVIEW_BY, False), (cal.REVIEW_BY + dt.timedelta(days=1), True),
+    (cal.AS_OF - dt.timedelta(days=1), True),
+])
+def test_a_stale_calendar_is_a_lint_warning_and_a_scheduled_failure(today, due, capsys):
+    """Never a red make test on a later day: make lint warns, the scheduled job (--strict) fails."""
+    assert (calendar_review.review_problem(today, cal.AS_OF, cal.REVIEW_BY) is not None) == due
+    assert calendar_review.main([], today=today) == 0
+    assert ("warning:" in capsys.readouterr().err) == due
+    assert calendar_review.main(["--strict"], today=today) == (1 if due else 0)
 
 
 def test_every_entry_cites_its_sources():
@@ -120,3 +133,37 @@ def test_the_shipped_stacks_run_a_supported_minor_that_serves_dra(stack, cloud):
     assert minor == "1.35", stack
     assert cal.support_problem(cloud, minor, TODAY) is None, stack
     assert cal.dra_problem(cloud, minor) is None, stack
+
+
+def test_the_policy_config_fixes_the_date_the_pack_judges_against(monkeypatch):
+    """A CI run holds the verdict to one date with judgeDate; the environment's date is the fallback."""
+    monkeypatch.setenv(JUDGE_DATE_ENV, "2026-11-26")
+    eks_134 = R(EKS, "c", {"version": "1.34", "upgradePolicy": {"supportType": "STANDARD"}})
+    judged = functools.partial(_run_with_config, eks_134)
+    assert judged(validate_version_supported, None) == []  # 2026-11-26: still in standard support
+    assert any("in 6 days" in m for m in judged(validate_version_advisories, None))
+    assert "left standard support on 2026-12-02" in judged(validate_version_supported, {"judgeDate": "2026-12-02"})[0]
+    monkeypatch.setenv(JUDGE_DATE_ENV, "2026-12-02")
+    assert judged(validate_version_supported, {"judgeDate": "2026-11-26"}) == []  # the config wins
+    assert "left standard support" in judged(validate_version_supported, None)[0]
+    assert judged(validate_version_supported, {"judgeDate": "26/11/2026"}) == [
+        "judgeDate '26/11/2026' is not a date (YYYY-MM-DD)"]
+
+
+def test_without_a_fixed_date_the_pack_judges_against_today(monkeypatch):
+    monkeypatch.delenv(JUDGE_DATE_ENV, raising=False)
+    assert judge_date(None) == dt.date.today()
+    assert judge_date({}, environ={JUDGE_DATE_ENV: "2030-01-02"}) == dt.date(2030, 1, 2)
+
+
+def test_the_test_suite_judges_support_on_the_calendar_s_reading_date():
+    """tests/conftest.py fixes the date every pack a test starts judges against: no test depends on today."""
+    import os
+
+    assert os.environ[JUDGE_DATE_ENV] == cal.AS_OF.isoformat()
+
+
+def _run_with_config(resource: R, rule, config: dict | None) -> list[str]:
+    collector = Collector()
+    rule(resource_args(resource, config), collector)
+    return collector.messages

@@ -36,6 +36,8 @@ MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
 
 _STRING_LIST = {"type": "array", "items": {"type": "string"}}
+#: The date the support rules judge against (policies/rules/support.py, judge_date).
+_DATE = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
 
 POLICIES: list[Policy] = [
     StackValidationPolicy(
@@ -69,6 +71,7 @@ POLICIES: list[Policy] = [
                     "there (components/support_calendar.py).",
         validate=validate_version_supported,
         enforcement_level=MANDATORY,
+        config_schema=PolicyConfigSchema(properties={"judgeDate": _DATE}),
     ),
     ResourceValidationPolicy(
         name="kubernetes-version-advisories",
@@ -76,6 +79,7 @@ POLICIES: list[Policy] = [
                     "the cloud, EKS extended support left on.",
         validate=validate_version_advisories,
         enforcement_level=ADVISORY,
+        config_schema=PolicyConfigSchema(properties={"judgeDate": _DATE}),
     ),
     StackValidationPolicy(
         name="gke-dra-driver-install",

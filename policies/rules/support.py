@@ -7,6 +7,11 @@ The minor a cluster is created with, read from the cluster resource alike on eve
 says the cloud does not serve DRA at that minor; warned within 90 days of that end, where no source dates the
 minor, and where DRA is unconfirmed. An EKS cluster that leaves ``upgradePolicy.supportType`` unset (EKS's
 default is EXTENDED) is warned about the extended-support price.
+
+Both rules depend on the date: the same plan passes today and is refused the day its minor leaves standard
+support. They judge against :func:`judge_date`: the rule's ``judgeDate`` config (``YYYY-MM-DD``, e.g. in
+``policies/config/<stack>.json`` to hold a CI run to one date), else the environment's
+``GPU_FUNGIBILITY_JUDGE_DATE`` (the test suite sets it to the calendar's ``AS_OF``), else today.
 """
 
 from __future__ import annotations
@@ -32,6 +37,35 @@ EKS_EXTENDED_NOTE = ("EKS charges $0.60 per cluster hour in extended support ins
                      "cluster.eksSupportType (upgradePolicy.supportType) to STANDARD to have EKS upgrade the "
                      "cluster at the end of standard support instead")
 CLUSTER_TYPES = (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)
+#: The environment variable that fixes the date when the rule's config does not.
+JUDGE_DATE_ENV = "GPU_FUNGIBILITY_JUDGE_DATE"
+
+
+def judge_date(config: object = None, environ: object = None) -> dt.date:
+    """The date support is judged on: ``judgeDate`` in the rule's config, else :data:`JUDGE_DATE_ENV`, else
+    today. ValueError names the setting when it is not a ``YYYY-MM-DD`` date."""
+    import os
+
+    given = (config or {}).get("judgeDate") if isinstance(config, dict) else None
+    source = "judgeDate"
+    if not given:
+        given, source = (os.environ if environ is None else environ).get(JUDGE_DATE_ENV), JUDGE_DATE_ENV
+    if not given:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(str(given))
+    except ValueError:
+        raise ValueError(f"{source} {given!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _today(args: ResourceValidationArgs, today: dt.date | None, report_violation: ReportViolation) -> dt.date | None:
+    if today is not None:
+        return today
+    try:
+        return judge_date(args.get_config())
+    except ValueError as exc:
+        report_violation(str(exc), None)
+        return None
 
 
 def cluster_minor(resource_type: str, props: dict, created: bool = False) -> tuple[str, str] | None:
@@ -64,7 +98,8 @@ def validate_version_supported(args: ResourceValidationArgs, report_violation: R
     if found is None:
         return
     cloud, minor = found
-    for problem in (support_problem(cloud, minor, today or dt.date.today()), dra_problem(cloud, minor)):
+    when = _today(args, today, report_violation)
+    for problem in (when and support_problem(cloud, minor, when), dra_problem(cloud, minor)):
         if problem:
             report_violation(problem, None)
 
@@ -78,7 +113,8 @@ def validate_version_advisories(args: ResourceValidationArgs, report_violation: 
     if found is None:
         return
     cloud, minor = found
-    for note in support_advisories(cloud, minor, today or dt.date.today()):
+    when = _today(args, today, report_violation)
+    for note in support_advisories(cloud, minor, when) if when else []:
         report_violation(note, None)
     if args.resource_type == EKS_CLUSTER and (props.get("upgradePolicy") or {}).get("supportType") in (
             None, "", "EXTENDED"):
