@@ -16,6 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from gpu_fungibility.pod_requests import Requests, combine
+
 import input_files
 
 #: A snapshot larger than this is refused: the objects of a cluster of a few hundred nodes fit well under it.
@@ -356,19 +358,29 @@ _MEMORY: dict[str, int] = {}
 
 
 def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> tuple[int, int]:
-    """The scheduler's effective requests: the containers' sum, or the largest init container if larger."""
-    def requests(key: str) -> list[tuple[int, int]]:
+    """The scheduler's effective requests (millicores, MiB rounded down from the exact bytes), as
+    :func:`gpu_fungibility.pod_requests.combine` computes them: the containers' and sidecars' sum, or the largest
+    init step if larger. A live pod's requests are already defaulted from its limits by the API server."""
+    def requests(key: str) -> list[tuple[Requests, bool]]:
         found = []
         for i, container in enumerate(_sequence(spec.get(key), f"{field}.{key}")):
             container = _mapping(container, f"{field}.{key}[{i}]")
             resources = _mapping(container.get("resources"), f"{field}.{key}[{i}].resources")
-            found.append(_cpu_memory(resources.get("requests"), f"{field}.{key}[{i}].resources.requests"))
+            where = f"{field}.{key}[{i}].resources.requests"
+            raw = _mapping(resources.get("requests"), where)
+            cpu, memory = raw.get("cpu"), raw.get("memory")
+            found.append((Requests(_millicores(cpu, f"{where}.cpu") if cpu not in (None, "") else 0,
+                                   _bytes(memory, f"{where}.memory") if memory not in (None, "") else 0),
+                          container.get("restartPolicy") == "Always"))
         return found
 
-    containers, inits = requests("containers"), requests("initContainers")
-    cpu = sum(c[0] for c in containers)
-    memory = sum(c[1] for c in containers)
-    return max([cpu, *(i[0] for i in inits)]), max([memory, *(i[1] for i in inits)])
+    total = combine([r for r, _ in requests("containers")], requests("initContainers"))
+    return total.cpu_m, total.memory // 2**20
+
+
+def _bytes(value: Any, field: str) -> int:
+    """A memory quantity in bytes, rounded up as ``Quantity.Value`` does."""
+    return -int(-quantity(value, field) // 1)
 
 
 def _claim_spec(claim: Mapping[str, Any], field: str) -> Mapping[str, Any]:
