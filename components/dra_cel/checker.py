@@ -12,7 +12,13 @@ the mistakes that matter for device selectors, with Kubernetes' wording:
 - comparing a quantity or version with a value of another type, arithmetic on
   them, or a library method called on the wrong type;
 - functions this engine does not provide (``cel.bind``, string extensions);
-- a result type that can never be a bool.
+- a result type that can never be a bool;
+- as cel-go's checker and Kubernetes' AST validators do (k8s.io/apiserver/pkg/cel/environment/base.go, v1.35.4:
+  ``cel.ValidateRegexLiterals``, ``cel.ValidateHomogeneousAggregateLiterals``, ``CrossTypeNumericComparisons``):
+  ``==``/``!=`` between two known types that differ, an invalid regular expression literal, a list literal
+  whose elements have different known types; ordering across int, uint and double is accepted;
+- ``sign`` is a global function only (``sign(q)``; k8s.io/apiserver/pkg/cel/library/quantity.go), and
+  ``string()`` has no overload for a version or a quantity.
 
 Attribute values are ``dyn`` (any type), as in Kubernetes, so most checks
 only fire when both sides have a known type.
@@ -24,7 +30,7 @@ from collections.abc import Iterable
 
 import lark
 
-from .library import FUNCTIONS
+from .library import FUNCTIONS, OPTIONAL_FIELD, SETS_PREFIX
 
 DYN, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL = "dyn", "bool", "int", "uint", "double", "string", "bytes", "null"
 LIST, MAP, TYPE = "list", "map", "type"
@@ -49,7 +55,6 @@ METHODS: dict[tuple[str, str], tuple[tuple[tuple[str, ...], ...], str]] = {
     (QUANTITY, "asInteger"): ((), INT),
     (QUANTITY, "isInteger"): ((), BOOL),
     (QUANTITY, "asApproximateFloat"): ((), DOUBLE),
-    (QUANTITY, "sign"): ((), INT),
     (SEMVER, "isGreaterThan"): (((SEMVER,),), BOOL),
     (SEMVER, "isLessThan"): (((SEMVER,),), BOOL),
     (SEMVER, "compareTo"): (((SEMVER,),), INT),
@@ -76,7 +81,8 @@ METHODS: dict[tuple[str, str], tuple[tuple[tuple[str, ...], ...], str]] = {
 MIN_ARGS = {(STRING, "indexOf"): 1, (STRING, "lastIndexOf"): 1, (STRING, "replace"): 2, (STRING, "split"): 1,
             (STRING, "substring"): 1}
 METHOD_RESULTS = {name: result for (_, name), (_, result) in METHODS.items()}
-METHOD_RESULTS.update(join=STRING)
+METHOD_RESULTS.update(join=STRING, orValue=DYN, hasValue=BOOL, value=DYN)
+METHOD_RESULTS[OPTIONAL_FIELD] = DYN
 METHOD_ARITIES: dict[str, set[int]] = {}
 for (_receiver, _name), (_accepted, _) in METHODS.items():
     _fewest = len(_accepted)
@@ -89,11 +95,16 @@ GLOBALS: dict[str, str] = {
     "quantity": QUANTITY, "isQuantity": BOOL, "semver": SEMVER, "isSemver": BOOL, "sign": INT,
     "has": BOOL, "size": INT, "int": INT, "uint": UINT, "double": DOUBLE, "string": STRING,
     "bool": BOOL, "bytes": BYTES, "type": TYPE, "dyn": DYN, "matches": BOOL,
+    f"{SETS_PREFIX}contains": BOOL, f"{SETS_PREFIX}equivalent": BOOL, f"{SETS_PREFIX}intersects": BOOL,
 }
 GLOBAL_ARGS: dict[str, tuple[tuple[str, ...], ...]] = {
     "quantity": ((STRING,),), "isQuantity": ((STRING,),), "semver": ((STRING,), (BOOL,)),
     "isSemver": ((STRING,), (BOOL,)), "sign": ((QUANTITY,),),
+    "string": ((INT, UINT, DOUBLE, STRING, BOOL, BYTES),),
+    f"{SETS_PREFIX}contains": ((LIST,), (LIST,)), f"{SETS_PREFIX}equivalent": ((LIST,), (LIST,)),
+    f"{SETS_PREFIX}intersects": ((LIST,), (LIST,)),
 }
+NUMBERS = (INT, UINT, DOUBLE)
 
 LITERALS = {
     "INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "STRING_LIT": STRING, "MLSTRING_LIT": STRING,
@@ -186,14 +197,15 @@ class Checker:
         if op == "relation_in":
             return BOOL
         if op in ("relation_eq", "relation_ne"):
-            if (left in LIBRARY_TYPES or right in LIBRARY_TYPES) and _known(left) and _known(right) \
-                    and left != right and NULL not in (left, right):
+            if (left in LIBRARY_TYPES or right in LIBRARY_TYPES or (left in PRIMITIVES and right in PRIMITIVES)) \
+                    and _known(left) and _known(right) and left != right and NULL not in (left, right):
                 raise _overload_error(function, left, right)
             return BOOL
         if left in LIBRARY_TYPES or right in LIBRARY_TYPES:
             hint = " (use compareTo, isGreaterThan or isLessThan)" if op.startswith("relation") else ""
             raise CheckError(str(_overload_error(function, left, right)) + hint)
-        if left in PRIMITIVES and right in PRIMITIVES and left != right:
+        cross_numeric = op.startswith("relation") and left in NUMBERS and right in NUMBERS
+        if left in PRIMITIVES and right in PRIMITIVES and left != right and not cross_numeric:
             raise _overload_error(function, left, right)
         if op.startswith("relation"):
             return BOOL
@@ -255,6 +267,8 @@ class Checker:
             raise UnsupportedError(f"cel.{name}() is not supported by this CEL engine; write the expression without it")
         receiver = self.visit(member)
         arg_types = [self.visit(a) for a in args]
+        if name == "matches" and len(args) == 1:
+            _check_regex(args[0])
         return self._method(receiver, name, arg_types)
 
     def _macro(self, member: lark.Tree, name: str, args: list[lark.Tree]) -> str:
@@ -307,6 +321,8 @@ class Checker:
         if name == "has":
             return BOOL
         arg_types = [self.visit(a) for a in args]
+        if name == "matches" and len(args) == 2:
+            _check_regex(args[1])
         accepted = GLOBAL_ARGS.get(name)
         if accepted is not None:
             if not 1 <= len(arg_types) <= len(accepted) or any(
@@ -322,8 +338,12 @@ class Checker:
         return LITERALS.get(token.type, DYN) if isinstance(token, lark.Token) else DYN
 
     def _list_lit(self, node: lark.Tree) -> str:
-        for child in node.children:
-            self.visit(child)
+        elements = [self.visit(e) for child in self._trees(node.children) for e in self._trees(child.children)]
+        known = [t for t in elements if _known(t) and t != NULL]
+        for t in known[1:]:
+            if t != known[0]:
+                raise CheckError(f"expected type '{known[0]}' but found '{t}' (a list literal's elements must have "
+                                 "one type)")
         return LIST
 
     def _map_lit(self, node: lark.Tree) -> str:
@@ -354,6 +374,37 @@ class Checker:
             and member.children[0].children[0].data == "ident"
             and str(member.children[0].children[0].children[0]) == name
         )
+
+
+def _string_literal(node: lark.Tree) -> str | None:
+    """The value of an argument that is a plain string literal, else None."""
+    current: object = node
+    while isinstance(current, lark.Tree):
+        if current.data == "literal":
+            token = current.children[0]
+            if isinstance(token, lark.Token) and token.type in ("STRING_LIT", "MLSTRING_LIT"):
+                from celpy.evaluation import celstr
+
+                return str(celstr(token))
+            return None
+        trees = [c for c in current.children if isinstance(c, lark.Tree)]
+        if len(trees) != 1 or len(current.children) != 1:
+            return None
+        current = trees[0]
+    return None
+
+
+def _check_regex(node: lark.Tree) -> None:
+    """cel.ValidateRegexLiterals: a literal pattern must compile (RE2, as cel-go's ``matches``)."""
+    pattern = _string_literal(node)
+    if pattern is None:
+        return
+    import re2
+
+    try:
+        re2.compile(pattern)
+    except Exception as exc:  # noqa: BLE001 - re2 raises its own error type
+        raise CheckError(f"invalid matches argument: error parsing regexp: {exc}") from None
 
 
 _BASE: set[str] | None = None

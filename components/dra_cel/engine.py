@@ -24,7 +24,7 @@ from celpy.evaluation import CELEvalError
 
 from .checker import CheckError, UnsupportedError, check
 from .dependencies import WHOLE_DEVICE, Path, device_paths
-from .library import FUNCTIONS
+from .library import FUNCTIONS, OPTIONAL_FIELD, SETS_PREFIX
 from .quantity import Quantity, QuantityError
 from .semver import Semver, SemverError
 
@@ -119,6 +119,45 @@ def _describe(error: CELEvalError) -> str:
     return _readable(message)
 
 
+_SETS_CALL = re.compile(r"(?<![\w.])sets\s*\.\s*(contains|equivalent|intersects)\s*\(")
+_OPTIONAL_SELECT = re.compile(r"\.\s*\?\s*([A-Za-z_][A-Za-z0-9_]*)")
+_STRING_START = re.compile(r"([rRbB]{0,2})('''|\"\"\"|'|\")")
+
+
+def _outside_strings(expression: str):
+    """(text, is_code) pieces of the expression: string literals are never rewritten."""
+    position = 0
+    while position < len(expression):
+        found = _STRING_START.search(expression, position)
+        if found is None:
+            break
+        prefix, quote = found.group(1), found.group(2)
+        raw = "r" in prefix.lower()
+        yield expression[position:found.start()], True
+        end = found.end()
+        while end < len(expression) and not expression.startswith(quote, end):
+            end += 2 if expression[end] == "\\" and not raw else 1
+        end = min(end + len(quote), len(expression))
+        yield expression[found.start():end], False
+        position = end
+    yield expression[position:], True
+
+
+def _rewrite(expression: str) -> str:
+    """The CEL of Kubernetes' environment that celpy's grammar lacks, spelled so celpy can parse it: the sets
+    library's ``sets.contains(a, b)`` as a function ``sets__contains(a, b)``; an optional field selection
+    ``x.?f`` as ``x.optionalField__('f')`` (its ``orValue``, ``hasValue`` and ``value`` are methods)."""
+    if "sets" not in expression and "?" not in expression:
+        return expression
+    out = []
+    for text, code in _outside_strings(expression):
+        if code:
+            text = _SETS_CALL.sub(lambda m: f"{SETS_PREFIX}{m[1]}(", text)
+            text = _OPTIONAL_SELECT.sub(lambda m: f".{OPTIONAL_FIELD}('{m[1]}')", text)
+        out.append(text)
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_expression(expression: str) -> Program:
     """Parse, check and prepare a selector; cached by expression text.
@@ -129,7 +168,7 @@ def compile_expression(expression: str) -> Program:
     if not isinstance(expression, str) or not expression.strip():
         raise CelCompileError(str(expression), "the expression is empty")
     try:
-        tree = _ENVIRONMENT.compile(expression)
+        tree = _ENVIRONMENT.compile(_rewrite(expression))
     except CELParseError as exc:
         where = ""
         if getattr(exc, "line", None) is not None:
@@ -326,7 +365,7 @@ def evaluate(expression: str, variables: Mapping[str, Any] | None = None) -> Any
 @functools.lru_cache(maxsize=1024)
 def _compile_unchecked(expression: str) -> Program:
     try:
-        tree = _ENVIRONMENT.compile(expression)
+        tree = _ENVIRONMENT.compile(_rewrite(expression))
     except CELParseError as exc:
         raise CelCompileError(expression, f"syntax error:\n{exc.args[0] if exc.args else exc}") from None
     return Program(expression, "dyn", _ENVIRONMENT.program(tree, functions=FUNCTIONS))

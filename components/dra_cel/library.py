@@ -256,8 +256,201 @@ STRING_METHODS: dict[str, CelFunction] = {
     "join": _join,
 }
 
+# ---- cel-go's equality and ordering (celpy's own refuse values of two types) ----
+#
+# cel-go (v0.26, the version Kubernetes v1.35 builds with; common/types/{int,uint,double,bool,string}.go and
+# the conformance tests of cel-spec tests/simple/testdata/comparisons.textproto): ``==`` and ``!=`` are defined
+# for values of any two types, false (``!=``: true) when the types differ, numbers compared by value across int,
+# uint and double; ``<``, ``<=``, ``>``, ``>=`` compare int, uint and double with each other
+# (Kubernetes' base environment turns on cel.CrossTypeNumericComparisons: k8s.io/apiserver/pkg/cel/environment/
+# base.go, v1.35.4) and are "no such overload" for any other pair of different types.
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not _is_bool(value)
+
+
+def _plain(number: Any) -> int | float:
+    """A CEL number as Python's own (celpy's types refuse to compare across types; Python compares exactly)."""
+    return float(number) if isinstance(number, float) else int(number)
+
+
+def cel_equal(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return _plain(a) == _plain(b)
+    if _is_bool(a) and _is_bool(b):
+        return bool(a) == bool(b)
+    if isinstance(a, celtypes.ListType) and isinstance(b, celtypes.ListType):
+        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, celtypes.MapType) and isinstance(b, celtypes.MapType):
+        if len(a) != len(b):
+            return False
+        for key, value in a.items():
+            match = next((k for k in b if cel_equal(k, key)), _ABSENT)
+            if match is _ABSENT or not cel_equal(value, b[match]):
+                return False
+        return True
+    if a is None or b is None:
+        return a is None and b is None
+    if _type_name(a) != _type_name(b) or type(a).__name__ != type(b).__name__:
+        return False
+    return bool(a == b)
+
+
+_ABSENT = object()
+
+
+def _equality(a: Any, b: Any) -> Any:
+    """cel-go's ``types.Equal(a, b)``: null equals only null, else ``a.Equal(b)``. Kubernetes' own types refuse a
+    value of another type (k8s.io/apiserver/pkg/cel/semver.go and quantity.go ``Equal``:
+    ``types.MaybeNoSuchOverloadErr``), so ``version == 'x'`` is an error while ``'x' == version`` is false."""
+    error = _error_in((a, b))
+    if error is not None:
+        return error
+    if a is None or b is None:
+        return celtypes.BoolType(a is None and b is None)
+    if isinstance(a, (Semver, Quantity)) and type(a) is not type(b):
+        return no_overload("_==_", a, b)
+    return celtypes.BoolType(cel_equal(a, b))
+
+
+def _equals(a: Any, b: Any) -> Any:
+    return _equality(a, b)
+
+
+def _not_equals(a: Any, b: Any) -> Any:
+    result = _equality(a, b)
+    return celtypes.BoolType(not result) if isinstance(result, celtypes.BoolType) else result
+
+
+def _in(element: Any, container: Any) -> Any:
+    """``e in list`` as cel-go's list ``Contains``: true when ``e.Equal(item)`` is true for an item."""
+    error = _error_in((element, container))
+    if error is not None:
+        return error
+    if isinstance(container, celtypes.ListType):
+        results = (_equality(element, item) for item in container)
+        return celtypes.BoolType(any(isinstance(r, celtypes.BoolType) and bool(r) for r in results))
+    if isinstance(container, celtypes.MapType):
+        return celtypes.BoolType(any(cel_equal(element, key) for key in container))
+    return no_overload("@in", element, container)
+
+
+def _ordering(function: str, compare: Callable[[Any, Any], bool]) -> CelFunction:
+    def order(a: Any, b: Any) -> Any:
+        error = _error_in((a, b))
+        if error is not None:
+            return error
+        if _is_number(a) and _is_number(b):
+            return celtypes.BoolType(compare(_plain(a), _plain(b)))
+        if isinstance(a, (Quantity, Semver)) or isinstance(b, (Quantity, Semver)) or \
+                type(a).__name__ != type(b).__name__:
+            return no_overload(function, a, b)
+        try:
+            return celtypes.BoolType(compare(a, b))
+        except TypeError:
+            return no_overload(function, a, b)
+    return order
+
+
+def _string(value: Any) -> Any:
+    """``string()``: Kubernetes' environment has no overload for a version or a quantity."""
+    error = _error_in((value,))
+    if error is not None:
+        return error
+    if isinstance(value, (Quantity, Semver)):
+        return no_overload("string", value)
+    return celtypes.StringType(value)
+
+
+# ---- Kubernetes' sets library (k8s.io/apiserver/pkg/cel/library/sets.go via cel-go ext.Sets, v1.35.4) ----
+
+
+def _sets(name: str, body: Callable[[Any, Any], bool]) -> CelFunction:
+    def function(a: Any, b: Any) -> Any:
+        error = _error_in((a, b))
+        if error is not None:
+            return error
+        if not isinstance(a, celtypes.ListType) or not isinstance(b, celtypes.ListType):
+            return no_overload(f"sets.{name}", a, b)
+        return celtypes.BoolType(body(a, b))
+    return function
+
+
+def _contains_all(a: Any, b: Any) -> bool:
+    return all(any(cel_equal(x, y) for y in a) for x in b)
+
+
+# ---- optional values (cel.OptionalTypes, part of Kubernetes' base environment since 1.29) ----
+
+
+class Optional:
+    """``optional.of(v)`` / ``optional.none()``: what ``x.?field`` yields."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any = _ABSENT):
+        self.value = value
+
+
+def _optional_field(receiver: Any, name: Any) -> Any:
+    """``receiver.?name``: the field when the map has it, else none (an optional receiver chains)."""
+    error = _error_in((receiver, name))
+    if error is not None:
+        return error
+    if isinstance(receiver, Optional):
+        if receiver.value is _ABSENT:
+            return receiver
+        receiver = receiver.value
+    if not isinstance(receiver, celtypes.MapType):
+        return no_overload("_?._", receiver, name)
+    try:
+        return Optional(receiver[name])
+    except KeyError:
+        return Optional()
+
+
+def _or_value(receiver: Any, default: Any) -> Any:
+    if not isinstance(receiver, Optional):
+        return _error_in((receiver,)) or no_overload("orValue", receiver, default)
+    return default if receiver.value is _ABSENT else receiver.value
+
+
+def _has_value(receiver: Any) -> Any:
+    if not isinstance(receiver, Optional):
+        return _error_in((receiver,)) or no_overload("hasValue", receiver)
+    return celtypes.BoolType(receiver.value is not _ABSENT)
+
+
+def _value(receiver: Any) -> Any:
+    if not isinstance(receiver, Optional):
+        return _error_in((receiver,)) or no_overload("value", receiver)
+    if receiver.value is _ABSENT:
+        return CELEvalError("optional.none() dereference", ValueError, None)
+    return receiver.value
+
+
+#: Names the engine gives functions whose CEL spelling celpy cannot parse (``sets.contains``, ``x.?f``).
+OPTIONAL_FIELD = "optionalField__"
+SETS_PREFIX = "sets__"
+
 #: Every function the library adds to the CEL environment, by CEL name.
 FUNCTIONS: dict[str, CelFunction] = {
+    "_==_": _equals,
+    "_!=_": _not_equals,
+    "_in_": _in,
+    "_<_": _ordering("_<_", lambda a, b: a < b),
+    "_<=_": _ordering("_<=_", lambda a, b: a <= b),
+    "_>_": _ordering("_>_", lambda a, b: a > b),
+    "_>=_": _ordering("_>=_", lambda a, b: a >= b),
+    "string": _string,
+    f"{SETS_PREFIX}contains": _sets("contains", _contains_all),
+    f"{SETS_PREFIX}equivalent": _sets("equivalent", lambda a, b: _contains_all(a, b) and _contains_all(b, a)),
+    f"{SETS_PREFIX}intersects": _sets("intersects", lambda a, b: any(cel_equal(x, y) for x in a for y in b)),
+    OPTIONAL_FIELD: _optional_field,
+    "orValue": _or_value,
+    "hasValue": _has_value,
+    "value": _value,
     "quantity": quantity,
     "isQuantity": is_quantity,
     "semver": semver,
