@@ -15,7 +15,19 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
 - ``matchAttribute`` constraints: all devices of the constrained requests
   have the same value of the attribute (a device without it cannot be used);
 - a device is allocated at most once (a shared claim is allocated once and
-  its devices serve every pod that references it);
+  its devices serve every pod that references it), but for a request with
+  ``adminAccess``: it may have a device in use and does not take it
+  (``allocateDevice`` skips the in-use check for it, and the scheduler's
+  allocated-device tracker skips admin-access results);
+- before the search, as upstream's ``Allocate`` does, every request and
+  subrequest's DeviceClass is looked up (a missing one fails the pod even
+  when an earlier alternative would fit) and every ``All`` alternative's
+  devices are gathered, its selectors evaluated on every device of the node
+  (a CEL error there fails the pod even when an earlier alternative fits);
+- a device's selectors are evaluated before whether it is free, and before
+  whether enough devices are left (upstream's ``allocateOne`` asks
+  ``isSelectable`` first), so a selector's runtime error on a taken device
+  is still an error;
 - one claim holds at most 32 devices (``AllocationResultsMaxSize``), and
   that limit prunes the search the way upstream's does (``allocateOne`` and
   ``errAllocationResultMaxSizeExceeded`` in internal/incubating/
@@ -141,11 +153,27 @@ class Allocator:
         Raises :class:`SearchAbandoned` past ``max_steps`` candidate steps.
         """
         steps = [(claim, request) for claim in claims for request in claim.requests]
+        self.prepare(steps, node)
         search = _Search(self, node, steps, in_use)
         try:
             return search.picks if search.run(0) is True else None
         finally:
             self.steps += search.steps
+
+
+    def prepare(self, steps: list, node: SimNode) -> None:
+        """What upstream's ``Allocate`` does before its search: every class looked up, every ``All``
+        alternative's selectors evaluated on every device (raises MissingDeviceClass, CelEvaluationError)."""
+        for _, request in steps:
+            for alternative in request.alternatives:
+                if alternative.device_class not in self.classes:
+                    raise MissingDeviceClass(self.problems.get(
+                        alternative.device_class, f"DeviceClass {alternative.device_class} does not exist"))
+        for _, request in steps:
+            for alternative in request.alternatives:
+                if alternative.mode == "All":
+                    for device in node.devices:
+                        self.selects(alternative, device)
 
 
 class _Search:
@@ -193,7 +221,9 @@ class _Search:
     def _exceeds(self, claim: ClaimSpec, count: int) -> bool:
         return self.per_claim.get(id(claim), 0) + count > MAX_DEVICES_PER_CLAIM
 
-    def _free(self, device: SimDevice) -> bool:
+    def _free(self, device: SimDevice, alternative: Alternative | None = None) -> bool:
+        if alternative is not None and alternative.admin_access:
+            return True
         return device.uid not in self.in_use and device.uid not in self.used
 
     def _take_count(self, claim: ClaimSpec, alternative: Alternative, index: int) -> bool | _Exceeded:
@@ -206,11 +236,13 @@ class _Search:
         if remaining == 0:
             return self._next(index)
         devices = self.node.devices
-        if len(devices) - len(self.in_use) - len(self.used) < remaining:
+        if not alternative.admin_access and sum(map(self._free, devices)) < remaining:
+            for device in devices[start:]:  # upstream evaluates the selectors on its way to finding too few
+                self.allocator.selects(alternative, device)
             return False
         for position in range(start, len(devices)):
             device = devices[position]
-            if not self._free(device) or not self.allocator.selects(alternative, device):
+            if not self.allocator.selects(alternative, device) or not self._free(device, alternative):
                 continue
             self._step()
             undo = self._add(claim, alternative, device)
@@ -247,7 +279,7 @@ class _Search:
         undos = []
         for device in devices:
             self._step()
-            undo = self._add(claim, alternative, device, must=True) if self._free(device) else None
+            undo = self._add(claim, alternative, device, must=True) if self._free(device, alternative) else None
             if undo is None:
                 for u in reversed(undos):
                     u()
@@ -275,7 +307,8 @@ class _Search:
         """
         first = self.plan[index][1].alternatives[0]
         self._step()
-        head = self._add(claim, alternative, matching[0], must=True) if self._free(matching[0]) else None
+        head = (self._add(claim, alternative, matching[0], must=True) if self._free(matching[0], alternative)
+                else None)
         if head is None:
             return False
         if first.mode == "All":
@@ -318,12 +351,15 @@ class _Search:
                 self.values[key] = value
                 set_here.append(key)
         self.per_claim[id(claim)] = self.per_claim.get(id(claim), 0) + 1
-        self.used.add(device.uid)
+        taken = not alternative.admin_access and device.uid not in self.used
+        if taken:
+            self.used.add(device.uid)
         self.picks.append(Pick(claim.entry, alternative, device))
 
         def undo() -> None:
             self.picks.pop()
-            self.used.discard(device.uid)
+            if taken:
+                self.used.discard(device.uid)
             self.per_claim[id(claim)] -= 1
             self._forget(set_here)
 

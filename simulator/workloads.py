@@ -20,7 +20,13 @@ structured/internal/incubating/allocator_incubating.go, ``Allocate`` and
 constraint without ``matchAttribute``, a request without a device class,
 and a claim needing more than ``AllocationResultsMaxSize`` (32) devices. The
 pod then stays pending with that reason instead of being "scheduled" with no
-devices. A pod's CPU and memory requests are the sum of its containers'.
+devices. A pod's CPU and memory requests are the scheduler's (:mod:`gpu_fungibility.pod_requests`: requests
+defaulted from limits, the largest init container, sidecars added, exact bytes).
+
+What the API server refuses in a claim, the simulator refuses too (pkg/apis/resource/validation/validation.go,
+v1.35.4): more than 8 ``firstAvailable`` subrequests (``FirstAvailableDeviceRequestMaxSize``) and a constraint
+naming a request the claim does not have. A ``count`` of 0 is defaulted to 1 (pkg/apis/resource/v1/defaults.go),
+not refused.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_fungibility import clouds, sizing
+from gpu_fungibility import clouds, pod_requests
 from gpu_fungibility.dra_cel import CelCompileError, CelUnsupportedError, Program, compile_expression
 
 from simulator.cluster import DRIVER_DEVICE_CLASSES
@@ -39,6 +45,9 @@ INSTANCE_LABEL = "app.kubernetes.io/instance"
 #: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation can hold.
 MAX_DEVICES_PER_CLAIM = 32
 ALLOCATION_MODES = ("ExactCount", "All")
+#: resource.k8s.io FirstAvailableDeviceRequestMaxSize: the most subrequests one request may list.
+MAX_SUBREQUESTS = 8
+MIB = 2 ** 20
 
 
 class UnsupportedClaim(ValueError):
@@ -60,6 +69,7 @@ class Alternative:
     mode: str  # ExactCount | All
     count: int
     rank: int = 0  # position in the request's firstAvailable list
+    admin_access: bool = False  # adminAccess: the devices are not taken, in-use ones may be had
 
     @property
     def label(self) -> str:
@@ -110,7 +120,9 @@ class PodSpec:
     counted: list[tuple[str, str | None]] = field(default_factory=list)  # container claims (entry, request)
     problem: str | None = None  # why no pod of this workload can schedule
     cpu_m: int = 0  # CPU requests of its containers
-    memory_mib: int = 0  # memory requests of its containers
+    memory_mib: int = 0  # memory requests of its containers (rounded down)
+    memory_bytes: int = 0  # memory requests, exact
+    nonzero: tuple[int, int] = (0, 0)  # (millicores, bytes) as NodeResourcesFit scores them (missing: 100m/200Mi)
 
 
 def _int(value: Any, default: int) -> int:
@@ -176,7 +188,7 @@ def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any], 
                                f"(Kubernetes knows {' and '.join(ALLOCATION_MODES)}, spelled exactly so)")
     if not body.get("deviceClassName"):
         raise UnsupportedClaim(f"request {label}: missing device class name (unsupported request type?)")
-    count = _int(body.get("count"), 1) if mode == "ExactCount" else 0
+    count = (_int(body.get("count"), 1) or 1) if mode == "ExactCount" else 0  # 0 is unset: defaulted to 1
     if mode == "ExactCount" and count < 1:
         raise UnsupportedClaim(f"request {label}: count must be greater than zero, got {count}")
     return Alternative(
@@ -187,12 +199,16 @@ def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any], 
         mode=mode,
         count=count,
         rank=rank,
+        admin_access=bool(body.get("adminAccess")),
     )
 
 
 def _request(raw: Mapping[str, Any]) -> Request:
     name = str(raw.get("name", ""))
     if raw.get("firstAvailable"):
+        if len(raw["firstAvailable"]) > MAX_SUBREQUESTS:
+            raise UnsupportedClaim(f"request {name}: firstAvailable: Too many: {len(raw['firstAvailable'])}: "
+                                   f"must have at most {MAX_SUBREQUESTS} items")
         alternatives = tuple(_alternative(name, str(sub.get("name", "")), sub, rank)
                              for rank, sub in enumerate(raw["firstAvailable"]))
     elif raw.get("exactly"):
@@ -216,6 +232,13 @@ def claim_spec(entry: str, source: str, shared: bool, devices: Mapping[str, Any]
     """A claim's ``spec.devices`` read into a ClaimSpec (raises UnsupportedClaim, CelCompileError)."""
     requests = tuple(_request(r) for r in devices.get("requests") or ())
     constraints = tuple(_constraint(i, r) for i, r in enumerate(devices.get("constraints") or ()))
+    names = {r.name for r in requests} | {a.label for r in requests for a in r.alternatives}
+    for i, constraint in enumerate(constraints):
+        for name in constraint.requests:
+            if name not in names:
+                raise UnsupportedClaim(f"constraint #{i}: requests: Invalid value: {name!r}: must be the name of a "
+                                       "request in the claim or the name of a request and a subrequest separated "
+                                       "by '/'")
     claim = ClaimSpec(entry, source, shared, requests, constraints)
     if claim.min_devices > MAX_DEVICES_PER_CLAIM:
         raise UnsupportedClaim(f"number of requested devices {claim.min_devices} exceeds the claim limit of "
@@ -238,15 +261,9 @@ def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, dict]]:
 
 
 def _requests(pod: Mapping[str, Any]) -> tuple[int, int]:
-    """``(millicores, MiB)`` the pod requests: its containers' sum (init containers run before them)."""
-    cpu = memory = 0
-    for container in pod.get("containers") or ():
-        requests = (container.get("resources") or {}).get("requests") or {}
-        if requests.get("cpu") is not None:
-            cpu += sizing.parse_cpu(str(requests["cpu"]))
-        if requests.get("memory") is not None:
-            memory += sizing.parse_memory(str(requests["memory"]))
-    return cpu, memory
+    """``(millicores, bytes)`` the pod requests, as the scheduler computes them."""
+    found = pod_requests.pod_requests(pod)
+    return found.cpu_m, found.memory
 
 
 def _counted_claims(pod: Mapping[str, Any]) -> list[tuple[str, str | None]]:
@@ -279,7 +296,10 @@ def pod_spec(name: str, namespace: str, replicas: int, pod: Mapping[str, Any],
         counted=_counted_claims(pod),
     )
     try:
-        spec.cpu_m, spec.memory_mib = _requests(pod)
+        spec.cpu_m, spec.memory_bytes = _requests(pod)
+        spec.memory_mib = spec.memory_bytes // MIB
+        nonzero = pod_requests.pod_requests(pod, non_zero=True)
+        spec.nonzero = (nonzero.cpu_m, nonzero.memory)
     except ValueError as exc:
         spec.problem = f"the API server rejects the pod's resource requests: {exc}"
     for ref in pod.get("resourceClaims") or ():

@@ -166,13 +166,20 @@ def _template(**alternative) -> list[dict]:
 @pytest.mark.parametrize("objects, reason", [
     (_template(allocationMode="all"), "request gpu: unsupported count mode all"),
     (_template(count=33), "number of requested devices 33 exceeds the claim limit of 32"),
-    (_template(count=0), "request gpu: count must be greater than zero"),
+    (_template(count=-1), "request gpu: count must be greater than zero"),
     (_template(selectors=[{"notCel": {}}]), "request gpu, selector #0: CEL expression empty"),
 ])
 def test_a_claim_the_allocator_refuses_is_pending_not_scheduled_with_nothing(cfg, objects, reason):
     (replica,) = simulate(cfg, objects).of("vllm-gpu")
     assert replica.status == PENDING and replica.devices == () and replica.tensor_parallel_size is None
     assert replica.reason == f"the allocator refuses claim gpu: {reason}" or reason in replica.reason
+
+
+def test_a_count_of_zero_is_defaulted_to_one_as_the_api_server_does(cfg):
+    """pkg/apis/resource/v1/defaults.go (v1.35.4): an ExactCount request's count 0 is unset and becomes 1; the
+    API server accepts the claim (recorded: tests/fixtures/differential/issue38-admission.json)."""
+    (replica,) = simulate(cfg, _template(count=0)).of("vllm-gpu")
+    assert replica.status != PENDING and len(replica.devices) == 1
 
 
 def test_the_lower_case_all_of_the_issue_is_refused_for_tpus_too(cfg):
