@@ -3,7 +3,14 @@
 The engine hands a policy each resource's properties (camelCase, as the
 provider schema spells them) behind a proxy that raises on values unknown
 during preview. :func:`plain` turns them into plain dicts (unknowns become
-``"[unknown]"``) so that a rule never stops on an unrelated unknown value.
+``"[unknown]"``) so that a rule never stops on an unrelated unknown value;
+:mod:`policies.unknowns` says how a rule tests them. A resource whose
+properties are unknown as a whole (:attr:`Res.opaque`) is left out of
+:meth:`StackView.k8s`, :meth:`StackView.kubernetes` and
+:attr:`StackView.releases`; :meth:`StackView.note_unknown` names such
+resources to a rule's :class:`~policies.unknowns.Pending`, and
+:attr:`StackView.unknown_releases` holds the Helm releases whose chart is not
+known yet, so no rule reads them as absent.
 
 :class:`Pool` is one accelerator node pool (GKE ``NodePool`` / EKS
 ``NodeGroup``) with the labels and taints its nodes will carry: the ones the
@@ -17,6 +24,7 @@ capacity type; AKS labels every node with its agent pool, GPU nodes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,14 +32,12 @@ from typing import Any, Literal
 
 from gpu_fungibility.node_selection import NodeTaint as Taint
 from gpu_fungibility.node_selection import taint_from_api
-from pulumi_policy import proxy as _proxy
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictProxy, _is_unknown, _ListProxy
 
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
 from .runtime import shared
-
-UNKNOWN = "[unknown]"
+from .unknowns import SENTINELS, UNKNOWN, Pending, is_unknown, outputs_unknown
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -78,7 +84,7 @@ def plain(value: Any) -> Any:
 
 
 #: The runtime's sentinels for values unknown during a preview (what ``_is_unknown`` tests).
-_UNKNOWN_VALUES = frozenset(v for v in vars(_proxy).values() if isinstance(v, str) and _is_unknown(v))
+_UNKNOWN_VALUES = SENTINELS
 
 
 def require_known(res: Res, *path: str) -> None:
@@ -109,12 +115,13 @@ def dig(node: Any, *path: str | int, default: Any = None) -> Any:
 
 @dataclass(frozen=True)
 class Res:
-    """One resource: type, URN, name and plain properties."""
+    """One resource: type, URN, name, plain properties, and the URNs each property was computed from."""
 
     type: str
     urn: str
     name: str
     props: dict[str, Any]
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @property
     def kind(self) -> str:
@@ -128,10 +135,22 @@ class Res:
     def k8s_namespace(self) -> str:
         return str(dig(self.props, "metadata", "namespace", default="") or "default")
 
+    @property
+    def opaque(self) -> bool:
+        """Every property unknown: the engine's empty outputs of a resource whose provider is not configured."""
+        return outputs_unknown(self.props, self.type)
+
+    @property
+    def title(self) -> str:
+        kind = self.kind or self.type.rsplit(":", 1)[-1]
+        return f"{kind} {self.name if self.opaque else self.k8s_name}"
+
 
 def res_of(resource: Any) -> Res:
     """A :class:`Res` from a ``PolicyResource`` or ``ResourceValidationArgs``."""
-    return Res(resource.resource_type, resource.urn, resource.name, shared(plain, resource.props))
+    dependencies = getattr(resource, "property_dependencies", None) or {}
+    return Res(resource.resource_type, resource.urn, resource.name, shared(plain, resource.props),
+               {str(k): tuple(str(getattr(d, "urn", d)) for d in v or []) for k, v in dependencies.items()})
 
 
 # ---- pools ------------------------------------------------------------------------------
@@ -345,7 +364,12 @@ class StackView:
         self._kinds: dict[str, list[Res]] = {}
         self._named: dict[tuple[str, str, str], list[Res]] = {}
         self._named_kinds: set[str] = set()
-        self.releases = [driver_release(r) for r in self.of_type(HELM_RELEASE)]
+        helm = self.of_type(HELM_RELEASE)
+        #: Helm releases whose chart is unknown (every property, or the chart reference): which driver they
+        #: install, and where, is not known until their values are.
+        self.unknown_releases = [r for r in helm if r.opaque or is_unknown(r.props.get("chart"))]
+        unknown = {r.urn for r in self.unknown_releases}
+        self.releases = [self._resolved(driver_release(r), r) for r in helm if r.urn not in unknown]
         nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
         self.pools = [gke_pool(r, nfd) for r in self.of_type(GKE_NODE_POOL)] + [
             eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)] + [
@@ -367,26 +391,87 @@ class StackView:
         """Every resource, in stack order (makes every resource plain: rules use :meth:`of_type` or :meth:`k8s`)."""
         return self._merged(list(self._raw))
 
+    def namespace_of(self, res: Res, *path: str) -> str:
+        """The namespace at ``path`` of ``res`` (default ``metadata.namespace``; a release's ``namespace``), known
+        from the Namespace it was taken from when the preview cannot know the value itself.
+
+        A value computed from one Namespace resource (the property's dependencies name just that one) is that
+        Namespace's name, and a Namespace is called what its ``metadata.name`` says (Kubernetes never renames an
+        object; Pulumi makes up a name only when none is given): so the name its known inputs carry is the value,
+        before the Namespace exists. Otherwise :data:`UNKNOWN` stays."""
+        path = path or ("metadata", "namespace")
+        value = dig(res.props, *path, default="")
+        if not is_unknown(value):
+            return str(value or "default")
+        sources = [r for urn in res.property_dependencies.get(path[0], ()) for r in self._by_urn(urn)]
+        namespaces = [r for r in sources if r.type.endswith(":Namespace") and r.type.startswith(K8S_PREFIX)]
+        if len(namespaces) == 1 and len(sources) == 1:
+            name = dig(namespaces[0].props, "metadata", "name")
+            if isinstance(name, str) and name and not is_unknown(name):
+                return name
+        return UNKNOWN
+
+    def _by_urn(self, urn: str) -> list[Res]:
+        if not hasattr(self, "_urns"):
+            self._urns = {r.urn: r for r in self.resources}
+        found = self._urns.get(urn)
+        return [found] if found is not None else []
+
+    def _resolved(self, release: DriverRelease, res: Res) -> DriverRelease:
+        if not is_unknown(release.namespace):
+            return release
+        return dataclasses.replace(release, namespace=self.namespace_of(res, "namespace"))
+
+    def types(self) -> list[str]:
+        """Every resource type of the stack."""
+        return list(self._raw)
+
     def of_type(self, type_: str) -> list[Res]:
         return [r for _, r in self._indexed(type_)]
 
     def kubernetes(self) -> list[Res]:
-        """Every Kubernetes object (any kind, Helm releases and YAML groups included), in stack order."""
-        return self._merged([t for t in self._raw if t.startswith(K8S_PREFIX)])
+        """Every Kubernetes object (any kind, Helm releases and YAML groups included) whose properties are known,
+        in stack order."""
+        return [r for r in self._merged([t for t in self._raw if t.startswith(K8S_PREFIX)]) if not r.opaque]
 
-    def k8s(self, kind: str) -> list[Res]:
-        """Kubernetes objects of a kind (any API version), e.g. ``"Deployment"``."""
+    def _of_kind(self, kind: str) -> list[Res]:
         if kind not in self._kinds:
             self._kinds[kind] = self._merged([t for t in self._raw if t.startswith(K8S_PREFIX)
                                               and t.endswith(f":{kind}") and not t.startswith("kubernetes:helm")])
         return self._kinds[kind]
+
+    def k8s(self, kind: str) -> list[Res]:
+        """Kubernetes objects of a kind (any API version), e.g. ``"Deployment"``, whose properties are known."""
+        return [r for r in self._of_kind(kind) if not r.opaque]
+
+    def unknown_of(self, *kinds: str) -> list[Res]:
+        """The resources of these Kubernetes kinds (``"Deployment"``) or types (``"kubernetes:helm.sh/v3:Release"``)
+        whose properties are unknown as a whole."""
+        found: list[Res] = []
+        for kind in kinds:
+            if kind == HELM_RELEASE:
+                found += self.unknown_releases
+            else:
+                found += [r for r in (self.of_type(kind) if ":" in kind else self._of_kind(kind)) if r.opaque]
+        return found
+
+    def note_unknown(self, pending: Pending, *kinds: str) -> bool:
+        """Name to ``pending`` every resource of these kinds or types whose properties (or chart) are unknown;
+        whether there was one. A rule whose verdict such a resource could change calls it."""
+        found = self.unknown_of(*kinds)
+        for res in found:
+            if res.opaque:
+                pending.add_outputs(res.title, res.urn)
+            else:
+                pending.add("the chart (which driver it installs, and where)", f"{res.title} ({res.urn})")
+        return bool(found)
 
     def k8s_named(self, kind: str, namespace: str, name: str) -> list[Res]:
         """The objects of a kind with this namespace and name (claims a pod spec refers to)."""
         if kind not in self._named_kinds:
             self._named_kinds.add(kind)
             for res in self.k8s(kind):
-                self._named.setdefault((kind, res.k8s_namespace, res.k8s_name), []).append(res)
+                self._named.setdefault((kind, self.namespace_of(res), res.k8s_name), []).append(res)
         return self._named.get((kind, namespace, name), [])
 
     @functools.cached_property

@@ -41,7 +41,8 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from .. import facts
 from ..cel import compile_error
-from ..stack_view import AKS_CLUSTER, WORKLOAD_KINDS, Pool, Res, StackView, dig
+from ..stack_view import AKS_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
+from ..unknowns import Pending, has_unknown, is_unknown, unknown_paths
 from .common import pod_spec
 
 MAX_SUBREQUESTS = 8
@@ -179,20 +180,36 @@ def known_device_classes(view: StackView) -> set[str]:
 
 def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
+    view.note_unknown(pending, "ResourceClaimTemplate", "ResourceClaim")
+    # A class a driver release or a DeviceClass not known yet may create: "no one creates it" waits for them.
+    classes_pending = view.unknown_of("DeviceClass", HELM_RELEASE)
     known = known_device_classes(view)
     for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
+        unknown = list(unknown_paths(claim.props.get("spec")))
+        if unknown:
+            pending.add(f"spec.{', spec.'.join(unknown)}", f"{claim.title} ({claim.urn})")
+            continue
         problems = [p for request in claim_requests(claim) for p in request_problems(request, known)]
         problems += claim_problems(claim)
         if not claim_requests(claim):
             problems.append("it has no device requests")
         for problem in problems:
+            if classes_pending and "neither the stack nor a driver in it creates" in problem:
+                view.note_unknown(pending, "DeviceClass", HELM_RELEASE)
+                pending.add("whether its device classes exist", f"{claim.title} ({claim.urn})")
+                continue
             report_violation(f"{claim.kind or 'claim'} {claim.k8s_name}: {problem}", claim.urn)
     for device_class in view.k8s("DeviceClass"):
+        if has_unknown(device_class.props.get("spec")):
+            pending.add("its selectors", f"{device_class.title} ({device_class.urn})")
+            continue
         for expression in _selector_expressions(dig(device_class.props, "spec", "selectors")):
             error = compile_error(expression)
             if error:
                 report_violation(f"DeviceClass {device_class.k8s_name}: CEL selector {expression!r} does not "
                                  f"compile: {error}", device_class.urn)
+    pending.finish()
 
 
 # ---- claim-follows-compute-class -------------------------------------------------------
@@ -208,7 +225,7 @@ def _workloads(view: StackView) -> Iterator[tuple[Res, Mapping[str, Any]]]:
 
 def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[Res]:
     """The claim objects (templates or shared claims) a pod spec references, when the stack creates them."""
-    namespace = workload.k8s_namespace
+    namespace = view.namespace_of(workload)
     found: list[Res] = []
     for ref in spec.get("resourceClaims") or []:
         if not isinstance(ref, Mapping):
@@ -250,8 +267,9 @@ def _alternatives(claim: Res) -> list[tuple[str, list[str]]]:
     return result
 
 
-def _gke_checks(view: StackView, report_violation: ReportViolation) -> None:
+def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
+    classes_unknown = view.note_unknown(pending, "ComputeClass")
     pool_names = {p.pool_name for p in view.pools}
     for name, compute_class in classes.items():
         for pool in _class_pools(compute_class):
@@ -263,6 +281,9 @@ def _gke_checks(view: StackView, report_violation: ReportViolation) -> None:
         if not class_name:
             continue
         compute_class = classes.get(class_name)
+        if compute_class is None and classes_unknown:
+            pending.add(f"whether compute class {class_name} exists", f"{workload.title} ({workload.urn})")
+            continue
         if compute_class is None:
             report_violation(f"{workload.kind} {workload.k8s_name} selects compute class {class_name}, which the "
                              "stack does not create", workload.urn)
@@ -329,12 +350,16 @@ def _pool_for(alternative: str, pools: list[Pool]) -> Pool | None:
     return suffixed[0] if len(suffixed) == 1 else None
 
 
-def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
+def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     configmaps = [c for c in view.k8s("ConfigMap") if c.k8s_name == PRIORITY_EXPANDER_CONFIGMAP]
+    configmaps_unknown = view.note_unknown(pending, "ConfigMap")
+    view.note_unknown(pending, HELM_RELEASE)
     for release in view.of_type("kubernetes:helm.sh/v3:Release"):
         if str(release.props.get("chart") or "").rstrip("/").rsplit("/", 1)[-1] == "cluster-autoscaler":
             expander = str(dig(release.props, "values", "extraArgs", "expander", default=""))
-            if "priority" not in expander:
+            if is_unknown(expander) or is_unknown(release.props.get("values")):
+                pending.add("values.extraArgs.expander", f"{release.title} ({release.urn})")
+            elif "priority" not in expander:
                 report_violation("the Cluster Autoscaler release does not use the priority expander "
                                  "(values.extraArgs.expander: priority), so node groups scale up in no set order",
                                  release.urn)
@@ -345,6 +370,10 @@ def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
                 if len(names) < 2:
                     continue
                 where = f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request}"
+                if not configmaps and configmaps_unknown:
+                    pending.add(f"whether the {PRIORITY_EXPANDER_CONFIGMAP} ConfigMap exists",
+                                f"{workload.title} ({workload.urn})")
+                    continue
                 if not configmaps:
                     report_violation(f"{where} has {len(names)} alternatives but the stack has no "
                                      f"{PRIORITY_EXPANDER_CONFIGMAP} ConfigMap, so the autoscaler does not follow "
@@ -375,15 +404,17 @@ def _eks_checks(view: StackView, report_violation: ReportViolation) -> None:
                                      "priorities, so scale-up order and claim order differ", workload.urn)
 
 
-def _aks_checks(view: StackView, report_violation: ReportViolation) -> None:
+def _aks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     """AKS's managed autoscaler: the cluster's autoscaler profile uses the priority expander, then the same
     ConfigMap checks as on EKS (its node groups are the pools' scale sets)."""
     for cluster in view.of_type(AKS_CLUSTER):
         expander = str(dig(cluster.props, "autoScalerProfile", "expander", default=""))
-        if expander != "priority":
+        if is_unknown(expander) or is_unknown(cluster.props.get("autoScalerProfile")):
+            pending.add("autoScalerProfile.expander", f"the AKS cluster ({cluster.urn})")
+        elif expander != "priority":
             report_violation("the AKS cluster's autoscaler profile does not use the priority expander "
                              "(autoScalerProfile.expander: priority), so pools scale up in no set order", cluster.urn)
-    _eks_checks(view, report_violation)
+    _eks_checks(view, report_violation, pending)
 
 
 def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
@@ -434,8 +465,11 @@ def _admission_checks(view: StackView, report_violation: ReportViolation) -> Non
 
 def validate_claim_follows_compute_class(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
+    view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
     checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
-        checks[clouds.profile(view.cloud).name](view, report_violation)
+        checks[clouds.profile(view.cloud).name](view, report_violation, pending)
     _admission_checks(view, report_violation)
+    pending.finish()
 

@@ -25,7 +25,8 @@ from gpu_fungibility import clouds
 from gpu_fungibility.node_selection import PodPlacement, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import StackView, dig
+from ..stack_view import HELM_RELEASE, WORKLOAD_KINDS, StackView, dig
+from ..unknowns import Pending, has_unknown, is_unknown
 from .common import containers, pod_spec
 
 INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
@@ -45,9 +46,16 @@ def _is_driver_installer(res: Any) -> bool:
 
 def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
     installers = [r for r in view.kubernetes() if _is_driver_installer(r)]  # YAML groups and DaemonSets
+    # An installer may be among the DaemonSets and YAML groups not known yet.
+    unknown = [r for r in view.unknown_of("DaemonSet") + [r for t in view.types() if t.startswith("kubernetes:yaml")
+                                                           for r in view.of_type(t) if r.opaque]]
     for pool in view.pools:
         if not clouds.profile(pool.cloud).library_installs_gpu_driver(dra=True) or not pool.nvidia_dra_labelled:
+            continue
+        if is_unknown(pool.gpu_driver_version):
+            pending.add("gpuDriverInstallationConfig.gpuDriverVersion", pool.title)
             continue
         if pool.gpu_driver_version != INSTALLATION_DISABLED:
             report_violation(
@@ -57,6 +65,12 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
                 pool.urn,
             )
             continue
+        if unknown and pool.gpu_driver_version == INSTALLATION_DISABLED:
+            placed = [r for r in installers if not r.type.startswith("kubernetes:yaml")]
+            if not any(_runs_on(ds, pool) for ds in placed):
+                view.note_unknown(pending, "DaemonSet")
+                pending.add("whether an NVIDIA driver installer runs on its nodes", pool.title)
+                continue
         if not installers:
             report_violation(
                 f"{pool.title} disables GKE's driver installation but the stack installs no NVIDIA driver "
@@ -66,17 +80,31 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
             continue
         daemonsets = [r for r in installers if not r.type.startswith("kubernetes:yaml")]
         if daemonsets and len(daemonsets) == len(installers):
-            verdicts = []
-            for ds in daemonsets:
-                spec = pod_spec(ds) or {}
-                placement = PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"),
-                                         list(spec.get("tolerations") or []))
-                verdicts.append((ds.k8s_name, evaluate(placement, pool.node_labels, pool.taints)))
+            if any(_placement_unknown(ds) for ds in daemonsets):
+                pending.add("the installer DaemonSet's placement", pool.title)
+                continue
+            verdicts = [(ds.k8s_name, _verdict(ds, pool)) for ds in daemonsets]
             if not any(v.runs for _, v in verdicts):
                 why = "; ".join(f"{name}: {', '.join(v.reasons)}" for name, v in verdicts)
                 report_violation(
                     f"{pool.title}: the NVIDIA driver installer will not run on its nodes ({why}).", pool.urn)
-    _no_gpu_sharing_with_dra(view, report_violation)
+    _no_gpu_sharing_with_dra(view, report_violation, pending)
+    pending.finish()
+
+
+def _placement_unknown(daemonset: Any) -> bool:
+    spec = pod_spec(daemonset) or {}
+    return has_unknown([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")])
+
+
+def _verdict(daemonset: Any, pool: Any) -> Any:
+    spec = pod_spec(daemonset) or {}
+    placement = PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), list(spec.get("tolerations") or []))
+    return evaluate(placement, pool.node_labels, pool.taints)
+
+
+def _runs_on(daemonset: Any, pool: Any) -> bool:
+    return not _placement_unknown(daemonset) and _verdict(daemonset, pool).runs
 
 
 MIG_DEVICE_CLASS = "mig.nvidia.com"
@@ -94,12 +122,13 @@ def _requested_classes(claim: Any) -> set[str]:
     return classes
 
 
-def _no_gpu_sharing_with_dra(view: StackView, report_violation: ReportViolation) -> None:
+def _no_gpu_sharing_with_dra(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     """GKE refuses MIG, time-sharing and MPS with DRA: a MIG claim or a sharing setting on a DRA pool fails."""
     dra_pools = [p for p in view.pools if p.nvidia_dra_labelled and clouds.profile(p.cloud).dra_gpu_sharing_refused]
     if not dra_pools:
         return
     why = clouds.profile(dra_pools[0].cloud).dra_gpu_sharing_refused
+    view.note_unknown(pending, "ResourceClaimTemplate", "ResourceClaim")
     for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
         if MIG_DEVICE_CLASS in _requested_classes(claim):
             report_violation(f"{claim.kind} {claim.k8s_name} asks for {MIG_DEVICE_CLASS} devices on a GKE DRA "
@@ -130,28 +159,48 @@ def validate_gke_critical_priority_quota(args: StackValidationArgs, report_viola
     view = StackView.from_policy_resources(args.resources)
     if view.cloud is None or not clouds.profile(view.cloud).critical_pods_need_quota:
         return
+    pending = Pending()
+    view.note_unknown(pending, HELM_RELEASE, *WORKLOAD_KINDS)
     quotas = view.k8s("ResourceQuota")
+    # A quota not known yet (or in a namespace not known yet) may be the one that admits a pod.
+    namespace_of = {q.urn: view.namespace_of(q) for q in quotas}
+    quotas_pending = view.note_unknown(pending, "ResourceQuota") or any(
+        is_unknown(namespace_of[q.urn]) or has_unknown(q.props.get("spec")) for q in quotas)
     for release in view.releases:
         if release.namespace == "kube-system":
             continue
-        in_namespace = [q for q in quotas if q.k8s_namespace == release.namespace]
+        in_namespace = [q for q in quotas if namespace_of[q.urn] == release.namespace
+                        and not is_unknown(release.namespace)]
         for key, priority_class in release.critical_pods():
-            if not any(_quota_admits(q.props, priority_class) for q in in_namespace):
-                report_violation(
-                    f"{release.label}: {key} is {priority_class} in namespace {release.namespace}; GKE refuses "
-                    "such pods outside kube-system without a ResourceQuota scoped to that PriorityClass. "
-                    f"Set {key} to \"\" or create the quota in {release.namespace}.",
-                    release.urn,
-                )
+            if any(_quota_admits(q.props, priority_class) for q in in_namespace):
+                continue
+            if is_unknown(release.namespace) or quotas_pending:
+                pending.add(f"the namespace of its {priority_class} pods ({key}) and the quotas there",
+                            release.label)
+                continue
+            report_violation(
+                f"{release.label}: {key} is {priority_class} in namespace {release.namespace}; GKE refuses "
+                "such pods outside kube-system without a ResourceQuota scoped to that PriorityClass. "
+                f"Set {key} to \"\" or create the quota in {release.namespace}.",
+                release.urn,
+            )
     for res in view.kubernetes():
         spec = pod_spec(res)
         priority_class = str((spec or {}).get("priorityClassName") or "")
-        namespace = res.k8s_namespace
+        namespace = view.namespace_of(res)
+        if is_unknown(priority_class):
+            pending.add("priorityClassName", f"{res.title} ({res.urn})")
+            continue
         if not priority_class.startswith("system-") or namespace == "kube-system":
             continue
-        if not any(_quota_admits(q.props, priority_class) for q in quotas if q.k8s_namespace == namespace):
+        if not any(_quota_admits(q.props, priority_class) for q in quotas
+                   if namespace_of[q.urn] == namespace and not is_unknown(namespace)):
+            if is_unknown(namespace) or quotas_pending:
+                pending.add(f"the namespace of its {priority_class} pods and the quotas there", res.title)
+                continue
             report_violation(
                 f"{res.kind} {namespace}/{res.k8s_name} uses priorityClassName {priority_class} outside kube-system "
                 "without a ResourceQuota scoped to that PriorityClass; GKE refuses its pods.",
                 res.urn,
             )
+    pending.finish()

@@ -7,7 +7,9 @@ selected *and* tolerated by its DRA kubelet plugin, or every claim on it pends.
 
 Both decide it the way Kubernetes would, from each pool's node labels and
 taints (:mod:`policies.stack_view`) against each plugin's effective placement
-(:mod:`policies.charts`, :mod:`policies.k8s_scheduling`).
+(:mod:`policies.charts`, :mod:`policies.k8s_scheduling`). A Helm release whose
+chart is not known yet (a first preview that never saw its inputs) could add
+a plugin anywhere: what it could change is not judged until it is known.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from .. import facts
 from ..charts import DriverRelease
-from ..stack_view import Pool, StackView
+from ..stack_view import HELM_RELEASE, Pool, StackView
+from ..unknowns import Pending
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ def plugins_on(pool: Pool, view: StackView) -> PoolPlugins:
 def validate_device_plugin_isolation(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """No accelerator pool runs both a device plugin and a DRA kubelet plugin."""
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
+    if view.accelerator_pools():
+        view.note_unknown(pending, HELM_RELEASE)  # a release whose chart is unknown may run a plugin anywhere
     for pool in view.accelerator_pools():
         found = plugins_on(pool, view)
         if found.device_plugins and found.dra_plugins:
@@ -72,15 +78,24 @@ def validate_device_plugin_isolation(args: StackValidationArgs, report_violation
                 f"{facts.GPU_DRA}=true) or keep the DRA plugin off this pool.",
                 pool.urn,
             )
+    pending.finish()
 
 
 def validate_dra_pool_served(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """Every DRA-labelled pool is selected and tolerated by its DRA kubelet plugin."""
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
+    unknown_releases = view.unknown_of(HELM_RELEASE)
     for pool in view.accelerator_pools():
         found = plugins_on(pool, view)
         dra_labelled = pool.nvidia_dra_labelled or pool.tpu_dra_labelled
-        if dra_labelled and not found.dra_plugins:
+        opt_out = clouds.profile(pool.cloud).default_device_plugin_opt_out if pool.family == "gpu" else None
+        unused = bool(opt_out and pool.node_labels.get(opt_out) == "true" and not found.dra_plugins
+                      and not found.device_plugins)
+        if ((dra_labelled and not found.dra_plugins) or unused) and unknown_releases:
+            view.note_unknown(pending, HELM_RELEASE)  # one of them may be the plugin that serves it
+            pending.add("which plugins run on its nodes", pool.title)
+        elif dra_labelled and not found.dra_plugins:
             driver = "NVIDIA GPU" if pool.family == "gpu" else "TPU"
             if not found.dra_verdicts:
                 why = f"the stack installs no {driver} DRA driver release"
@@ -91,9 +106,7 @@ def validate_dra_pool_served(args: StackValidationArgs, report_violation: Report
                 f"({why}), so claims for its devices would pend forever.",
                 pool.urn,
             )
-        elif (pool.family == "gpu" and (opt_out := clouds.profile(pool.cloud).default_device_plugin_opt_out)
-              and pool.node_labels.get(opt_out) == "true"
-              and not found.dra_plugins and not found.device_plugins):
+        elif unused:
             report_violation(
                 f"{pool.title} disables GKE's default device plugin ({facts.GKE_NO_DEFAULT_DEVICE_PLUGIN}=true) "
                 "but neither a DRA kubelet plugin nor a device plugin runs on its nodes: its GPUs can never be used.",
@@ -108,3 +121,4 @@ def validate_dra_pool_served(args: StackValidationArgs, report_violation: Report
                 "Keep gpuProfile.driver: Install.",
                 pool.urn,
             )
+    pending.finish()

@@ -24,7 +24,8 @@ from typing import Any
 from gpu_fungibility.node_selection import term_matches
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import Pool, StackView, dig
+from ..stack_view import WORKLOAD_KINDS, Pool, StackView, dig
+from ..unknowns import Pending, has_unknown
 from .claims import _alternatives, _claims_of, _pool_for, _workloads
 
 
@@ -48,12 +49,21 @@ def affinity_score(terms: list[tuple[int, Mapping[str, Any]]], pool: Pool) -> in
     return sum(weight for weight, preference in terms if term_matches(preference, pool.node_labels))
 
 
-def preference_problems(view: StackView) -> list[tuple[str, str]]:
-    """(message, urn) for each workload whose preferred affinity does not follow its claim's order."""
+def preference_problems(view: StackView, pending: Pending | None = None) -> list[tuple[str, str]]:
+    """(message, urn) for each workload whose preferred affinity does not follow its claim's order (``pending``:
+    names the workloads and claims whose affinity or requests are not known yet, left out)."""
     problems = []
+    if pending is not None:
+        view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
     for workload, spec in _workloads(view):
+        if pending is not None and has_unknown([spec.get("affinity"), spec.get("resourceClaims")]):
+            pending.add("its pods' affinity or claims", f"{workload.title} ({workload.urn})")
+            continue
         terms = preferred_terms(spec)
         for claim in _claims_of(view, workload, spec):
+            if pending is not None and has_unknown(claim.props.get("spec")):
+                pending.add("its device requests", f"{claim.title} ({claim.urn})")
+                continue
             for request, names in _alternatives(claim):
                 pools: list[tuple[str, Pool]] = []
                 for name in names:
@@ -78,5 +88,7 @@ def preference_problems(view: StackView) -> list[tuple[str, str]]:
 
 def validate_preference_follows_claim(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     view = StackView.from_policy_resources(args.resources)
-    for message, urn in preference_problems(view):
+    pending = Pending()
+    for message, urn in preference_problems(view, pending):
         report_violation(message, urn)
+    pending.finish()

@@ -35,7 +35,8 @@ from gpu_fungibility.node_selection import evaluate
 from gpu_fungibility.versions import later_all_takes_the_first_alternative
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, Pool, Res, StackView, dig
+from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
+from ..unknowns import Pending, has_unknown, is_unknown
 from .claims import _claims_of, _pool_for, _workloads, claim_requests, pod_placement
 from .placement import plugins_on
 from .support import cluster_minor
@@ -83,12 +84,31 @@ def _bodies(request: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], bo
     return [(name, body, False)]
 
 
-def _requests(view: StackView) -> Iterator[tuple[Res, Res, Mapping[str, Any], list[Pool]]]:
-    """``(workload, claim, request, accelerator pools its pods' placement admits)`` for every claim request."""
+#: What a claim's reach is read from: workloads, their claims, the device classes the claims name.
+CLAIM_KINDS = (*WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim", "DeviceClass")
+_PLACEMENT_KEYS = ("nodeSelector", "affinity", "tolerations", "resourceClaims")
+
+
+def _requests(view: StackView, pending: Pending | None = None) \
+        -> Iterator[tuple[Res, Res, Mapping[str, Any], list[Pool]]]:
+    """``(workload, claim, request, accelerator pools its pods' placement admits)`` for every claim request.
+
+    With ``pending``: the workloads whose placement, and the claims whose requests, hold a value unknown during
+    the preview are named to it and left out (and so are the resources of :data:`CLAIM_KINDS` unknown whole).
+    """
+    if pending is not None:
+        view.note_unknown(pending, *CLAIM_KINDS)
     for workload, spec in _workloads(view):
+        if pending is not None and (has_unknown({k: spec.get(k) for k in _PLACEMENT_KEYS})
+                                    or is_unknown(view.namespace_of(workload))):
+            pending.add("its pods' placement or claims", f"{workload.title} ({workload.urn})")
+            continue
         placement = pod_placement(spec, view.cloud)
         admitted = [p for p in view.accelerator_pools() if evaluate(placement, p.node_labels, p.taints).runs]
         for claim in _claims_of(view, workload, spec):
+            if pending is not None and has_unknown(claim_requests(claim)):
+                pending.add("its device requests", f"{claim.title} ({claim.urn})")
+                continue
             for request in claim_requests(claim):
                 yield workload, claim, request, admitted
 
@@ -102,11 +122,11 @@ def _named(view: StackView, workload: Res, claim: Res, request: Mapping[str, Any
     return found
 
 
-def alternatives(view: StackView) -> Iterator[Alternative]:
+def alternatives(view: StackView, pending: Pending | None = None) -> Iterator[Alternative]:
     """Every (claim alternative, pool it can land on): the pool it is named after, and every pool the pods'
-    placement admits whose would-be devices the alternative matches."""
+    placement admits whose would-be devices the alternative matches (``pending``: see :func:`_requests`)."""
     classes = _class_selectors(view)
-    for workload, claim, request, admitted in _requests(view):
+    for workload, claim, request, admitted in _requests(view, pending):
         named = _named(view, workload, claim, request)
         yield from named
         seen = {a.pool.urn for a in named}
@@ -123,9 +143,11 @@ def alternatives(view: StackView) -> Iterator[Alternative]:
 def validate_reachable_pools_served(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """Every pool a claim can land on runs its family's DRA kubelet plugin and no device plugin."""
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
+    unknown_releases = bool(view.unknown_of(HELM_RELEASE))
     reported: set[tuple[str, str]] = set()
     served: dict[str, Any] = {}  # pool URN -> the plugins on it
-    for alt in alternatives(view):
+    for alt in alternatives(view, pending):
         key = (alt.workload.urn if alt.workload else alt.claim.urn, alt.pool.urn)
         if key in reported:
             continue
@@ -133,6 +155,10 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
             served[alt.pool.urn] = plugins_on(alt.pool, view)
         found = served[alt.pool.urn]
         if found.dra_plugins and not found.device_plugins:
+            continue
+        if not found.dra_plugins and unknown_releases:  # the release that would serve it is not known yet
+            view.note_unknown(pending, HELM_RELEASE)
+            pending.add(f"which plugins run where claim alternative {alt.label} can land", alt.pool.title)
             continue
         reported.add(key)
         driver = "NVIDIA GPU" if alt.pool.family == "gpu" else "TPU"
@@ -153,6 +179,7 @@ def validate_reachable_pools_served(args: StackValidationArgs, report_violation:
             "plugin and no device plugin.",
             alt.pool.urn,
         )
+    pending.finish()
 
 
 # ---- claim-alternative-satisfiable ---------------------------------------------------------------
@@ -197,10 +224,10 @@ def _matching(body: Mapping[str, Any], pool: Pool, classes: Mapping[str, list[st
     return _count_matching((*classes[device_class], *own), pool.accelerator_type, pool.accelerator_count, mig)
 
 
-def _stands_for(view: StackView) -> Iterator[Alternative]:
+def _stands_for(view: StackView, pending: Pending | None = None) -> Iterator[Alternative]:
     """Named alternatives, and ``exactly`` requests whose pods can run on exactly one pool of their family."""
     classes = _class_selectors(view)
-    for workload, claim, request, admitted in _requests(view):
+    for workload, claim, request, admitted in _requests(view, pending):
         named = _named(view, workload, claim, request)
         yield from named
         bodies = _bodies(request)
@@ -223,9 +250,10 @@ def _cluster_minor(view: StackView) -> str | None:
 def validate_alternatives_satisfiable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """Each claim alternative's selectors match enough devices of the pool it stands for."""
     view = StackView.from_policy_resources(args.resources)
+    pending = Pending()
     classes = _class_selectors(view)
     minor = _cluster_minor(view)
-    for alt in _stands_for(view):
+    for alt in _stands_for(view, pending):
         mode = str(alt.body.get("allocationMode") or "ExactCount")
         if mode not in ("ExactCount", "All"):
             continue  # claim-shape reports it
@@ -265,3 +293,4 @@ def validate_alternatives_satisfiable(args: StackValidationArgs, report_violatio
             f"it needs {need}, so that alternative can never be allocated there.",
             alt.claim.urn,
         )
+    pending.finish()

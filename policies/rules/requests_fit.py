@@ -18,7 +18,8 @@ from gpu_fungibility import sizing
 from gpu_fungibility.node_selection import evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import Pool, StackView
+from ..stack_view import WORKLOAD_KINDS, Pool, StackView
+from ..unknowns import Pending, has_unknown
 from .claims import _workloads, pod_placement
 
 
@@ -47,13 +48,20 @@ def _gib(mib: int) -> str:
     return f"{mib / 1024:.1f} GiB"
 
 
-def fit_problems(view: StackView) -> list[tuple[str, str | None]]:
-    """``(message, urn of the workload)`` for each serving pod that fits no node of a pool it can land on."""
+def fit_problems(view: StackView, pending: Pending | None = None) -> list[tuple[str, str | None]]:
+    """``(message, urn of the workload)`` for each serving pod that fits no node of a pool it can land on
+    (``pending``: names the workloads whose requests or placement are not known yet, left out)."""
     problems: list[tuple[str, str | None]] = []
     if view.cloud is None:
         return problems
+    if pending is not None:
+        view.note_unknown(pending, *WORKLOAD_KINDS)
     for workload, spec in _workloads(view):
         if workload.kind == "DaemonSet" or not spec.get("resourceClaims"):
+            continue
+        if pending is not None and has_unknown([spec.get(k) for k in ("containers", "nodeSelector", "affinity",
+                                                                      "tolerations")]):
+            pending.add("its pods' requests or placement", f"{workload.title} ({workload.urn})")
             continue
         cpu, memory = _pod_requests(spec)
         placement = pod_placement(spec, view.cloud)
@@ -80,5 +88,7 @@ def fit_problems(view: StackView) -> list[tuple[str, str | None]]:
 
 
 def validate_serving_requests_fit_nodes(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in fit_problems(StackView.from_policy_resources(args.resources)):
+    pending = Pending()
+    for message, urn in fit_problems(StackView.from_policy_resources(args.resources), pending):
         report_violation(message, urn)
+    pending.finish()

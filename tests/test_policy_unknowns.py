@@ -1,0 +1,184 @@
+"""Rules under preview unknowns, with hand-built args carrying the engine's sentinels as pulumi-policy delivers them.
+
+Two shapes of unknown reach the pack in a first preview: a value inside known properties (the engine's sentinel
+string where an input flows from another resource's output: a Helm release's ``namespace`` from a Namespace),
+and a resource whose properties are all unknown (``AnalyzeStack`` hands over the empty outputs of every
+resource whose provider is not configured). No rule may read either as absent: it judges what it can and says
+what it could not ("not judged until known", advisory).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from pulumi_policy import proxy
+
+from policies.rules import POLICIES
+from policies.rules.gke import validate_gke_critical_priority_quota
+from policies.rules.placement import validate_dra_pool_served
+from policies.stack_view import StackView, plain
+from policies.unknowns import (
+    SENTINELS,
+    UNKNOWN,
+    NotJudged,
+    Pending,
+    dig_known,
+    has_unknown,
+    is_unknown,
+    known,
+    outputs_unknown,
+    unknown_paths,
+)
+from tests.policy_fixtures import RELEASE, Collector, R, eks_stack, find, gke_stack, stack_args
+
+STRING = proxy.UNKNOWN_STRING_VALUE
+STACK_POLICIES = [p for p in POLICIES if type(p).__name__ == "StackValidationPolicy"]
+
+
+def run(rule, resources, property_dependencies=None):
+    """The rule's violations and, when it raised NotJudged, what it did not judge."""
+    args = stack_args(resources)
+    by_urn = {item.urn: item for item in args.resources}
+    for urn, deps in (property_dependencies or {}).items():
+        by_urn[urn].property_dependencies = {key: [by_urn[u] for u in urns] for key, urns in deps.items()}
+    collector = Collector()
+    try:
+        rule(args, collector)
+    except NotJudged as exc:
+        return collector, exc.items
+    return collector, []
+
+
+# ---- the helper ---------------------------------------------------------------------------------
+
+
+def test_every_sentinel_is_unknown_and_plain_makes_each_the_same():
+    assert len(SENTINELS) == 7 and STRING in SENTINELS
+    for sentinel in SENTINELS:
+        assert is_unknown(sentinel) and plain({"a": [sentinel]}) == {"a": [UNKNOWN]}
+    assert not is_unknown("") and not is_unknown(None) and not is_unknown("04da6b54")
+    assert known(STRING, "x") == "x" and known("y", "x") == "y"
+
+
+def test_unknown_paths_and_dig_known_name_where_the_unknown_is():
+    value = {"spec": {"devices": {"requests": [{"count": STRING}]}}, "kind": "ResourceClaim"}
+    assert list(unknown_paths(value)) == ["spec.devices.requests[0].count"]
+    assert has_unknown(value) and not has_unknown({"kind": "x"})
+    assert dig_known({"a": {"b": STRING}}, "a", "b", "c") == (False, "a.b")
+    assert dig_known({"a": {"b": 1}}, "a", "b") == (True, 1)
+    assert dig_known({"a": {}}, "a", "b") == (True, None)
+
+
+def test_only_a_provider_resource_with_no_property_is_unknown_whole():
+    assert outputs_unknown({}, "kubernetes:helm.sh/v3:Release")
+    assert outputs_unknown({}, "gcp:container/nodePool:NodePool")
+    assert not outputs_unknown({"chart": "x"}, "kubernetes:helm.sh/v3:Release")
+    assert not outputs_unknown({}, "gpu-fungibility:index:GkeCluster")  # a component
+    assert not outputs_unknown({}, "pulumi:pulumi:Stack")
+
+
+def test_pending_reports_nothing_when_all_was_judged_and_names_what_was_not():
+    pending = Pending()
+    pending.finish()
+    pending.add("namespace", "Helm release x")
+    pending.add("namespace", "Helm release x")
+    with pytest.raises(NotJudged, match="not judged until known: namespace of Helm release x$"):
+        pending.finish()
+
+
+# ---- whole resources unknown ----------------------------------------------------------------------
+
+
+def _kubernetes_outputs_unknown(stack: list[R]) -> list[R]:
+    """The stack as AnalyzeStack sees it in a first preview with no inputs kept: every Kubernetes object empty."""
+    stack = copy.deepcopy(stack)
+    for r in stack:
+        if r.type.startswith("kubernetes:"):
+            r.props = {}
+    return stack
+
+
+@pytest.mark.parametrize("stack", [gke_stack, eks_stack])
+@pytest.mark.parametrize("policy", STACK_POLICIES, ids=lambda p: p.name)
+def test_no_stack_rule_reads_an_unknown_object_as_absent(policy, stack):
+    violations, pending = run(policy.validate, _kubernetes_outputs_unknown(stack()))
+    assert violations.violations == []
+
+
+@pytest.mark.parametrize("name", ["dra-pool-served", "dra-reachable-pools-served", "claim-shape",
+                                  "gke-dra-driver-install", "claim-follows-compute-class"])
+def test_what_an_unknown_object_could_change_is_named_not_judged(name):
+    policy = next(p for p in STACK_POLICIES if p.name == name)
+    _, pending = run(policy.validate, _kubernetes_outputs_unknown(gke_stack()))
+    assert pending and all("(urn:pulumi:" in item or "pool" in item for item in pending), pending
+
+
+def test_a_dra_pool_with_no_driver_at_all_is_still_refused_while_other_objects_are_unknown():
+    """Unknown Deployments cannot install a DRA driver: only an unknown Helm release could."""
+    stack = [r for r in gke_stack() if r.type != RELEASE]
+    for r in stack:
+        if r.type.endswith(":Deployment"):
+            r.props = {}
+    violations, _ = run(validate_dra_pool_served, stack)
+    assert len(violations.violations) == 3 and all("installs no" in m for m in violations.messages)
+
+
+# ---- values unknown inside known properties ------------------------------------------------------------
+
+
+def _critical_dra_release(namespace: str) -> R:
+    release = copy.deepcopy(find(gke_stack(), "nvidia-dra"))
+    release.props["namespace"] = namespace
+    release.props["values"]["kubeletPlugin"]["priorityClassName"] = "system-node-critical"
+    return release
+
+
+def _namespace(name: str) -> R:
+    return R("kubernetes:core/v1:Namespace", f"{name}-ns",
+             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+def test_a_namespace_taken_from_a_namespace_resource_is_known_from_its_name():
+    """The release's namespace is the Namespace's output (unknown); the Namespace's name is known: no quota there."""
+    stack = [r for r in gke_stack() if r.name != "nvidia-dra"]
+    release, namespace = _critical_dra_release(STRING), _namespace("dra-driver-nvidia-gpu")
+    violations, pending = run(validate_gke_critical_priority_quota, [*stack, namespace, release],
+                              {release.urn: {"namespace": [namespace.urn]}})
+    assert pending == [] and len(violations.violations) == 1
+    assert "in namespace dra-driver-nvidia-gpu" in violations.messages[0]
+
+
+def test_a_namespace_no_one_can_know_is_not_judged():
+    stack = [r for r in gke_stack() if r.name != "nvidia-dra"]
+    violations, pending = run(validate_gke_critical_priority_quota, [*stack, _critical_dra_release(STRING)])
+    assert violations.violations == []
+    assert pending and "system-node-critical" in pending[0]
+
+
+def test_unknown_namespaces_never_match_each_other():
+    """A quota and a release whose namespaces are both unknown are not in the same namespace for sure."""
+    stack = [r for r in gke_stack() if r.name != "nvidia-dra"]
+    quota = R("kubernetes:core/v1:ResourceQuota", "quota", {
+        "apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "critical", "namespace": STRING},
+        "spec": {"hard": {"pods": "10"}, "scopeSelector": {"matchExpressions": [
+            {"scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical"]}]}}})
+    violations, pending = run(validate_gke_critical_priority_quota, [*stack, quota, _critical_dra_release(STRING)])
+    assert violations.violations == [] and pending
+
+
+def test_a_claim_with_an_unknown_count_is_not_judged_and_not_refused():
+    stack = gke_stack()
+    template = find(stack, "vllm-gpu-template") if any(r.name == "vllm-gpu-template" for r in stack) else next(
+        r for r in stack if r.type.endswith(":ResourceClaimTemplate"))
+    template.props["spec"]["spec"]["devices"]["requests"][0]["firstAvailable"][0]["count"] = \
+        proxy.UNKNOWN_NUMBER_VALUE
+    policy = next(p for p in STACK_POLICIES if p.name == "claim-shape")
+    violations, pending = run(policy.validate, stack)
+    assert violations.violations == [] and any("count" in item for item in pending)
+
+
+def test_a_stack_view_resolves_nothing_it_cannot_trace():
+    release = _critical_dra_release(STRING)
+    view = StackView.from_policy_resources(stack_args([release]).resources)
+    assert view.releases[0].namespace == UNKNOWN
