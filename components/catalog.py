@@ -24,6 +24,8 @@ checks the AKS sizes against Azure's size tables and Resource SKUs (tests/fixtur
 recorded by tools/record_aks_sizes.py with each source's repository, commit and path).
 """
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -292,6 +294,29 @@ def known_accelerator_types() -> list[str]:
     return sorted([*GPUS, *TPUS])
 
 
+def natural_sorted(names: Iterable[str]) -> list[str]:
+    """Names in the order a person reads them: numbers by value (``g2-standard-4`` before ``g2-standard-12``,
+    ``g6.2xlarge`` before ``g6.12xlarge``, ``Standard_NC8as_T4_v3`` before ``Standard_NC16as_T4_v3``)."""
+    return sorted(names, key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+                                           for part in re.findall(r"\d+|\D+", name)])
+
+
+def same_gpu_elsewhere(accelerator_type: str, cloud: str) -> list[str]:
+    """GPU types offered on ``cloud`` that are the same GPU as ``accelerator_type`` in another form factor or
+    name (same architecture and memory): ``nvidia-a100-80gb-pcie`` on AKS for ``nvidia-a100-80gb``,
+    ``nvidia-a10`` for ``nvidia-a10g``."""
+    model = GPUS.get(accelerator_type)
+    if model is None:
+        return []
+    return [g.type for g in GPUS.values() if g.type != accelerator_type and cloud in g.clouds
+            and g.architecture == model.architecture and g.memory_gib == model.memory_gib]
+
+
+def offered_on(cloud: str) -> list[str]:
+    """Every accelerator type of the catalog offered on ``cloud``."""
+    return sorted(t for t, m in [*GPUS.items(), *TPUS.items()] if cloud in m.clouds)
+
+
 def gke_machine_shape(machine_type: str) -> MachineShape | None:
     return GKE_MACHINES.get(machine_type)
 
@@ -331,8 +356,8 @@ def machines_for(shapes: dict[str, MachineShape], accelerator_type: str, count: 
     What an error about a machine suggests instead; machine families that take attached GPUs
     (``attachable``, e.g. GKE's N1) are named as a pattern (``n1-standard-*``).
     """
-    found = [s.name for s in shapes.values()
-             if s.accelerator == accelerator_type and (count is None or s.count == count)]
+    found = natural_sorted(s.name for s in shapes.values()
+                           if s.accelerator == accelerator_type and (count is None or s.count == count))
     for prefix, (gpu, counts) in (attachable or {}).items():
         if gpu == accelerator_type and (count is None or count in counts):
             found.append(f"{prefix}standard-* (attached: {', '.join(map(str, counts))})")

@@ -261,7 +261,7 @@ class Gke(CloudProfile):
             if accelerator_count not in attachable[1]:
                 return [("accelerator_count", f"{accelerator_type} attaches in counts of {attachable[1]}")]
             return []
-        known = sorted(s for s, m in catalog.GKE_MACHINES.items() if m.accelerator == accelerator_type)
+        known = catalog.natural_sorted(s for s, m in catalog.GKE_MACHINES.items() if m.accelerator == accelerator_type)
         hint = (f"machine types for {accelerator_type}: {', '.join(known)}" if known
                 else "see the accelerator catalog")
         return [("machine_type", f"{machine!r} is not a known machine for {accelerator_type}; {hint}")]
@@ -356,7 +356,7 @@ class Eks(CloudProfile):
         for i, itype in enumerate(machine_types):
             shape = catalog.eks_instance_shape(itype)
             if shape is None:
-                known = sorted(s for s, m in catalog.EKS_INSTANCES.items() if m.accelerator == accelerator_type)
+                known = catalog.natural_sorted(s for s, m in catalog.EKS_INSTANCES.items() if m.accelerator == accelerator_type)
                 issues.append((f"instance_types[{i}]", f"unknown GPU instance type {itype!r}; for "
                                                        f"{accelerator_type}: {', '.join(known) or 'none'}"))
             elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
@@ -458,7 +458,7 @@ class Aks(CloudProfile):
             return [("vm_size", f"required on AKS: {_machines_hint(catalog.AKS_VM_SIZES, accelerator_type, accelerator_count)}")]
         shape = catalog.aks_vm_size_shape(vm_size)
         if shape is None:
-            known = sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
+            known = catalog.natural_sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
             return [("vm_size", f"unknown GPU VM size {vm_size!r}; for {accelerator_type}: {', '.join(known) or 'none'}")]
         if shape.accelerator != accelerator_type or shape.count != accelerator_count:
             return [("accelerator", f"{vm_size} carries {shape.count} x {shape.accelerator}, "

@@ -74,7 +74,11 @@ def accelerator_issues(cloud: str, family: str, args: Mapping[str, Any], machine
                                      f"{', '.join(catalog.known_accelerator_types())}")]
     profile = clouds.profile(cloud)
     if profile.name not in model.clouds:
-        return [("accelerator_type", f"{accelerator} is not offered on {profile.name}")]
+        same = catalog.same_gpu_elsewhere(accelerator, profile.name)
+        instead = (f"write {' or '.join(same)} (the same GPU as {profile.title} offers it, "
+                   f"{', '.join(catalog.GPUS[t].product_name for t in same)}); " if same else "")
+        return [("accelerator_type", f"{accelerator} is not offered on {profile.title}: {instead}"
+                                     f"{profile.title} offers {', '.join(catalog.offered_on(profile.name))}")]
     if model.family != family:
         return [("accelerator_type", f"{accelerator} is not a {family.upper()}")]
     return profile.pool_shape_issues(family, accelerator, int(args.get("accelerator_count", default_count)),

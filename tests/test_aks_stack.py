@@ -161,7 +161,7 @@ def test_a_dra_pool_at_zero_is_warned_about():
     (lambda raw: raw["nodePools"]["a100spot"].__setitem__("vmSize", "Standard_NC24ads_A100_v9"),
      r"nodePools\.a100spot\.vmSize: unknown GPU VM size 'Standard_NC24ads_A100_v9'"),
     (lambda raw: raw["nodePools"]["a100spot"].__setitem__("accelerator", {"type": "nvidia-a100-80gb", "count": 1}),
-     r"nodePools\.a100spot\.accelerator\.type: nvidia-a100-80gb is not offered on aks"),
+     r"nodePools\.a100spot\.accelerator\.type: nvidia-a100-80gb is not offered on AKS: write nvidia-a100-80gb-pcie"),
     (lambda raw: raw["nodePools"]["t4spot"]["accelerator"].__setitem__("count", 2),
      r"nodePools\.t4spot\.accelerator: Standard_NC8as_T4_v3 carries 1 x nvidia-tesla-t4"),
     (lambda raw: raw["nodePools"]["t4spot"].__setitem__("instanceTypes", ["g4dn.xlarge"]),

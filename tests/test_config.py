@@ -172,8 +172,8 @@ CORPUS = [
     ("eks-missing-instance-types", EKS, [("nodePools/l40s/instanceTypes", DELETE)], "nodePools.l40s.instanceTypes", "required on EKS"),
     ("eks-mixed-gpu-shapes", EKS, [("nodePools/a10g/instanceTypes", ["g5.12xlarge", "g6.12xlarge"])], "nodePools.a10g.instanceTypes[1]", "all instance types of a group must match"),
     ("eks-unknown-instance", EKS, [("nodePools/l40s/instanceTypes", ["g7.xlarge"])], "nodePools.l40s.instanceTypes[0]", "unknown GPU instance type"),
-    ("eks-tpu", EKS, [("nodePools/tpu", {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "tpu-v6e-slice"}})], "nodePools.tpu.accelerator.type", "not offered on eks"),
-    ("gke-only-accelerator", GKE, [("nodePools/a10g", {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-a10g"}})], "nodePools.a10g.accelerator.type", "not offered on gke"),
+    ("eks-tpu", EKS, [("nodePools/tpu", {"instanceTypes": ["g6e.xlarge"], "accelerator": {"type": "tpu-v6e-slice"}})], "nodePools.tpu.accelerator.type", "not offered on EKS"),
+    ("gke-only-accelerator", GKE, [("nodePools/a10g", {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-a10g"}})], "nodePools.a10g.accelerator.type", "not offered on GKE"),
 ]
 
 

@@ -211,3 +211,30 @@ def test_an_unquoted_version_is_told_to_quote_it():
     raw["cluster"]["kubernetesVersion"] = 1.35
     message = _issues(raw)["cluster.kubernetesVersion"]
     assert "unquoted" in message and 'kubernetesVersion: "1.35"' in message
+
+
+# --- accelerator names and machine lists ---------------------------------------------------------------------
+
+def test_an_accelerator_another_cloud_names_points_at_this_cloud_s_name(tmp_path, capsys):
+    raw = copy.deepcopy(AKS)
+    raw["nodePools"] = {"a100": {"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100-80gb"},
+                                 "autoscaling": {"min": 1, "max": 1}}}
+    code, err = _plan_exit(raw, tmp_path, capsys)
+    assert code == 2, err
+    assert "nodePools.a100.accelerator.type: nvidia-a100-80gb is not offered on AKS: write nvidia-a100-80gb-pcie" in err
+
+
+def test_an_accelerator_with_no_twin_lists_what_the_cloud_offers():
+    raw = copy.deepcopy(AKS)
+    raw["nodePools"]["t4"]["accelerator"]["type"] = "nvidia-l4"
+    message = _issues(raw)["nodePools.t4.accelerator.type"]
+    assert "write" not in message and "AKS offers nvidia-a10, nvidia-a100-80gb-pcie" in message
+
+
+def test_machine_lists_in_messages_sort_as_people_read_numbers():
+    raw = copy.deepcopy(GKE)
+    raw["nodePools"]["l4"]["machineType"] = "g2-standard-5"
+    message = _issues(raw)["nodePools.l4.machineType"]
+    assert message.index("g2-standard-4") < message.index("g2-standard-8") < message.index("g2-standard-12")
+    assert catalog.natural_sorted(["g6.12xlarge", "g6.2xlarge", "Standard_NC16as_T4_v3", "Standard_NC8as_T4_v3"]) == [
+        "g6.2xlarge", "g6.12xlarge", "Standard_NC8as_T4_v3", "Standard_NC16as_T4_v3"]
