@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from pulumi.runtime.proto import analyzer_pb2
 
+import offline_plan.planjson as planjson
+import offline_plan.run as offline_run
 from bench.synthetic_plan import application_namespaces, grow, grown_steps
 from policy_gate import gate as gate_module
 from policy_gate.analyzer import PolicyPackProcess, encode_core, encode_extra, encode_provider, frame
@@ -23,9 +25,6 @@ from policy_gate.plan import PlanError, iter_plan_resources, plan_resources
 from policy_gate.stream import StreamedSteps
 from tests.own_processes import still_running
 from tests.policy_fixtures import shared_pack
-
-offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
-planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
 
 SIZE = 400
 

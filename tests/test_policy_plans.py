@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
+import offline_plan.planjson as planjson
+import offline_plan.run as offline_run
 from policy_gate import GateResult, run_gate
 from tests.policy_fixtures import shared_pack
 from tools.stacks_in_ci import SHIPPED_STACKS
-
-offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
-planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
 
 NVIDIA_DRA_CHART = "dra-driver-nvidia-gpu"
 

@@ -19,13 +19,12 @@ import pytest
 from google.protobuf import json_format, struct_pb2
 from pulumi_policy import deserialize, proxy
 
+import offline_plan.planjson as planjson
+import offline_plan.run as offline_run
 from policies import runtime
 from policy_gate.analyzer import PolicyPackProcess, batch_replies, batch_request, frame
 from policy_gate.gate import Spool, resolve_config
 from tests.policy_fixtures import broken_gke_plan, eks_stack, find, gke_stack, shared_pack, to_plan
-
-offline_run = pytest.importorskip("offline_plan.run", reason="the offline plan runner is not part of this checkout")
-planjson = pytest.importorskip("offline_plan.planjson", reason="the offline plan runner is not part of this checkout")
 
 SECRET = {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_SECRET_SIG, "value": "hunter2"}
 ASSET = {deserialize.SPECIAL_SIG_KEY: deserialize.SPECIAL_ASSET_SIG, "text": "hello"}

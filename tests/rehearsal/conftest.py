@@ -1,6 +1,6 @@
 """Tests that run Kubernetes' own control plane (the Go harness): `make test-rehearse`, never `make test`.
 
-Without Go they skip on a workstation; under CI=true a missing toolchain or a failed build fails them.
+Without Go they skip on a workstation; under CI (tests/ci.py) a missing toolchain or a failed build fails them.
 The control plane is built (first use: minutes) and started once per session; REHEARSE_MINOR picks the
 Kubernetes minor (default: the harness' default).
 """
@@ -13,10 +13,7 @@ import sys
 import pytest
 
 from rehearse.harness import DEFAULT_MINOR, Harness, HarnessError, HarnessUnavailable, ensure_built
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+from tests.ci import unavailable
 
 
 @pytest.fixture(scope="session")
@@ -26,9 +23,7 @@ def harness():
         binary = ensure_built(minor, progress=lambda line: print(line, file=sys.stderr, flush=True))
         control_plane = Harness.start(minor, binary=binary)
     except (HarnessUnavailable, HarnessError) as exc:
-        if _in_ci():
-            pytest.fail(f"CI=true and the rehearsal control plane is not available: {exc}", pytrace=False)
-        pytest.skip(f"the rehearsal control plane is not available here: {exc}")
+        unavailable(f"the rehearsal control plane is not available: {exc}")
     with control_plane:
         yield control_plane
 

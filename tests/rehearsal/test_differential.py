@@ -5,26 +5,19 @@ Fails on any disagreement the simulator did not declare undetermined, printing e
 simulator or declare the outcome undetermined). Needs Go: without it the test skips, except under CI=true.
 """
 
-import os
 
 import pytest
 
 from rehearse import differential
+from rehearse.harness import HarnessUnavailable, ensure_built
+from tests.ci import unavailable
 
 
 def _harness_or_skip(minor):
     try:
-        from rehearse.harness import HarnessUnavailable, ensure_built
-    except ImportError as exc:  # the client is not there: nothing can run
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"no rehearsal harness client: {exc}")
-    try:
         ensure_built(minor)
     except HarnessUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(str(exc))
+        unavailable(str(exc))
 
 
 @pytest.mark.parametrize("minor", [differential.DEFAULT_MINOR])

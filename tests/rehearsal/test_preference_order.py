@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
-import os
 
 import pytest
 from gpu_fungibility import clouds, sizing
@@ -28,6 +27,7 @@ from rehearse.harness import Harness, HarnessUnavailable, ensure_built
 from simulator import simulate
 from simulator.cluster import DRIVER_DEVICE_CLASSES, ClusterBuilder
 from stacks.config import StackConfig
+from tests.ci import unavailable
 
 WORKLOAD = "vllm-gpu"
 FILLER_NAMESPACE = "rehearsal-reserved"
@@ -38,9 +38,7 @@ def _control_plane(minor: str) -> Harness:
     try:
         ensure_built(minor)
     except HarnessUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+        unavailable(str(exc))
     return Harness.start(minor)
 
 
