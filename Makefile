@@ -24,13 +24,14 @@ q = '$(subst ','\'',$(1))'
 STACK ?= dev
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build test-rehearse
+.PHONY: help venv lock lock-check plan diff test lint calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build rehearse-compile test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
 	@echo "make diff STACK=dev [BASE=ref] [JSON=1]  offline preview diff against a git ref -> build/<stack>/diff.md"
 	@echo "make test                        the whole test suite, offline"
 	@echo "make rehearse-build [MINOR=1.35]  build Kubernetes' own control plane for the rehearsal (needs Go >= 1.24)"
+	@echo "make rehearse-compile            go build + go vet of the rehearsal's control plane for every Kubernetes minor (Go)"
 	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
@@ -77,6 +78,11 @@ test: venv
 MINOR ?= 1.35
 rehearse-build: venv
 	$(PY) -m rehearse.harness build --minor $(call q,$(MINOR))
+
+# go build + go vet of the harness against every minor of rehearse/harness/versions.json (nothing kept): CI compiles
+# every supported minor, though the rehearsal's tests run on one.
+rehearse-compile: venv
+	$(PY) -m rehearse.harness compile
 
 # pyproject's addopts leave tests/rehearsal out of `make test`; here they are the point.
 test-rehearse: venv

@@ -2,8 +2,10 @@
 
 The Go program lives in ``rehearse/harness/`` (its contract: ``rehearse/README.md``). :func:`ensure_built`
 compiles it on first use for one Kubernetes minor (the patch comes from ``rehearse/harness/versions.json``) into
-``.rehearse-cache/bin/``; the file name carries a hash of the Go sources and the minor's modfile, so a change of
-either builds again. :class:`Harness` starts it and speaks its JSON-lines protocol, with a deadline on every reply:
+``.rehearse-cache/bin/``; the file name carries a hash of the Go sources, the minor's modfile and the Go toolchain
+(``go env GOVERSION``), so a change of any builds again. The build ignores the caller's ``GOFLAGS`` and ``go.work``
+(:func:`build_env`): ``-mod=mod`` would let the go command rewrite the generated modfiles, ``-trimpath`` breaks the
+apiserver's test fixtures. :class:`Harness` starts it and speaks its JSON-lines protocol, with a deadline on every reply:
 a hung process never hangs the caller. Standard library only.
 
     with Harness.start("1.35") as cluster:
@@ -12,6 +14,8 @@ a hung process never hangs the caller. Standard library only.
         pods = cluster.list("pods")["pods"]
 
 ``python -m rehearse.harness build [--minor 1.35]`` builds (``make rehearse-build``);
+``python -m rehearse.harness compile [--minor all]`` runs ``go build`` and ``go vet`` of every minor's modfile
+(``make rehearse-compile``, in CI: each supported minor compiles, nothing is kept);
 ``python -m rehearse.harness start [--minor 1.35]`` runs a control plane until Ctrl-C and prints its kubeconfig.
 """
 
@@ -91,12 +95,17 @@ def patch_for(minor: str) -> str:
     return table[key]
 
 
+def _minor_key(minor: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in minor_of(minor).split("."))
+
+
 def build_tag(minor: str) -> str:
     return "k8s" + minor_of(minor).replace(".", "_")
 
 
-def source_hash(minor: str) -> str:
-    """A hash of everything the binary is built from: the Go sources and the minor's modfile and go.sum."""
+def source_hash(minor: str, toolchain: str = "") -> str:
+    """A hash of everything the binary is built from: the Go sources, the minor's modfile and go.sum, the build
+    arguments and environment, and the toolchain (``go env GOVERSION``) that builds it."""
     digest = hashlib.sha256()
     minor = minor_of(minor)
     files = sorted(SOURCE.glob("*.go")) + [SOURCE / "go.mod", SOURCE / "k8s" / minor / "go.mod",
@@ -106,11 +115,27 @@ def source_hash(minor: str) -> str:
         digest.update(path.read_bytes() if path.is_file() else b"<missing>")
         digest.update(b"\0")
     digest.update(" ".join(_build_args(minor, "OUT")).encode())
+    digest.update(f"\0{BUILD_GOFLAGS}\0{toolchain}".encode())
     return digest.hexdigest()[:12]
 
 
-def binary_path(minor: str, cache: Path | None = None) -> Path:
-    return (cache or CACHE) / "bin" / f"harness-{patch_for(minor)}-{source_hash(minor)}"
+def binary_path(minor: str, cache: Path | None = None, toolchain: str = "") -> Path:
+    return (cache or CACHE) / "bin" / f"harness-{patch_for(minor)}-{source_hash(minor, toolchain)}"
+
+
+#: The only GOFLAGS the build runs with: the modfiles are generated (gen_modfile.py) and never rewritten by go.
+BUILD_GOFLAGS = "-mod=readonly"
+
+
+def build_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of every go command of the harness: the caller's, except ``GOFLAGS`` (replaced by
+    :data:`BUILD_GOFLAGS`: ``-mod=mod`` would rewrite the modfiles, ``-modfile`` pick another, ``-trimpath``
+    break the apiserver's test fixtures) and ``GOWORK`` (off: a go.work above the folder would change the
+    modules)."""
+    env = dict(os.environ if environ is None else environ)
+    env["GOFLAGS"] = BUILD_GOFLAGS
+    env["GOWORK"] = "off"
+    return env
 
 
 def _ldflags(patch: str) -> str:
@@ -123,6 +148,17 @@ def _build_args(minor: str, output: str) -> list[str]:
     # No -trimpath: the apiserver's test server finds its certificate fixtures through its source path.
     return ["build", f"-modfile=k8s/{minor}/go.mod", "-tags", build_tag(minor), "-ldflags", _ldflags(patch_for(minor)),
             "-o", output, "."]
+
+
+def toolchain(go: str) -> str:
+    """The toolchain the go command builds the harness with (``go env GOVERSION`` in its folder: with
+    GOTOOLCHAIN=auto that may be a newer one than ``go`` itself), e.g. ``go1.26.8``."""
+    try:
+        done = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, timeout=60, check=False,
+                              cwd=SOURCE, env=build_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def go_version(go: str) -> tuple[int, int]:
@@ -196,10 +232,10 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
     """
     minor = minor_of(minor)
     patch = patch_for(minor)
-    target = binary_path(minor, cache)
+    go = find_go(go)
+    target = binary_path(minor, cache, toolchain(go))
     if target.is_file() and os.access(target, os.X_OK):
         return target
-    go = find_go(go)
     bin_dir = target.parent
     with _lock(bin_dir / f".build-{patch}.lock"):
         if target.is_file():
@@ -207,8 +243,7 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
         progress(f"building the rehearsal control plane for Kubernetes {patch} (first use, a few minutes)...")
         log = bin_dir.parent / f"build-{patch}.log"
         partial = target.with_name(target.name + ".partial")
-        env = dict(os.environ)
-        env["GOFLAGS"] = " ".join(f for f in env.get("GOFLAGS", "").split() if f != "-trimpath")
+        env = build_env()
         started = time.monotonic()
         with open(log, "w") as out:
             out.write(f"$ cd {SOURCE} && {go} {' '.join(_build_args(minor, str(partial)))}\n")
@@ -241,6 +276,29 @@ def ensure_built(minor: str = DEFAULT_MINOR, *, progress: Callable[[str], Any] =
             if stale != target and not stale.name.endswith(".partial"):
                 stale.unlink(missing_ok=True)
     return target
+
+
+def compile_minor(minor: str, *, go: str | None = None, progress: Callable[[str], Any] = print,
+                  timeout_s: float = BUILD_TIMEOUT_S) -> None:
+    """``go build`` (output discarded) and ``go vet`` of the harness against one minor's modfile and build tag:
+    what CI runs for every supported minor, so a minor the rehearsal does not run in CI still compiles.
+    Raises :class:`HarnessUnavailable` naming the command and quoting its output when either fails."""
+    minor = minor_of(minor)
+    patch_for(minor)  # an unknown minor names the known ones
+    go = find_go(go)
+    tags = ["-modfile=k8s/" + minor + "/go.mod", "-tags", build_tag(minor)]
+    for command in ([go, "build", *tags, "-o", os.devnull, "."], [go, "vet", *tags, "."]):
+        progress(f"$ (cd {SOURCE.relative_to(ROOT)} && {' '.join(['go', *command[1:]])})")
+        try:
+            done = subprocess.run(command, cwd=SOURCE, env=build_env(), capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise HarnessUnavailable(f"`go {command[1]}` for Kubernetes {minor} did not finish within "
+                                     f"{timeout_s:.0f} s") from None
+        if done.returncode != 0:
+            said = "\n".join((done.stdout + done.stderr).strip().splitlines()[-25:])
+            raise HarnessUnavailable(f"`go {command[1]}` for Kubernetes {minor} failed (exit {done.returncode}):\n"
+                                     f"{said}")
 
 
 # Every running harness of this process, closed at exit and on SIGTERM.
@@ -479,21 +537,28 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m rehearse.harness", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("build", "start", "versions"))
-    parser.add_argument("--minor", default=DEFAULT_MINOR, help=f"Kubernetes minor (default {DEFAULT_MINOR})")
+    parser.add_argument("command", choices=("build", "compile", "start", "versions"))
+    parser.add_argument("--minor", default=None,
+                        help=f"Kubernetes minor (default {DEFAULT_MINOR}; compile: every minor of versions.json)")
     parser.add_argument("--workdir", help="start: keep the kubeconfig in this directory")
     parser.add_argument("--v", type=int, dest="verbosity", help="start: log verbosity of the control plane")
     args = parser.parse_args(argv)
     try:
         if args.command == "versions":
             print(json.dumps(versions(), indent=1))
+        elif args.command == "compile":
+            for minor in [args.minor] if args.minor and args.minor != "all" else sorted(versions(), key=_minor_key):
+                started = time.monotonic()
+                compile_minor(minor, progress=lambda line: print(line, file=sys.stderr, flush=True))
+                print(f"Kubernetes {minor}: go build and go vet passed ({time.monotonic() - started:.1f} s)",
+                      flush=True)
         elif args.command == "build":
             started = time.monotonic()
-            path = ensure_built(args.minor, progress=lambda line: print(line, file=sys.stderr, flush=True))
+            path = ensure_built(args.minor or DEFAULT_MINOR, progress=lambda line: print(line, file=sys.stderr, flush=True))
             print(f"{path} ({time.monotonic() - started:.1f} s)")
         else:
             started = time.monotonic()
-            with Harness.start(args.minor, args.workdir, verbosity=args.verbosity,
+            with Harness.start(args.minor or DEFAULT_MINOR, args.workdir, verbosity=args.verbosity,
                                progress=lambda line: print(line, file=sys.stderr, flush=True)) as harness:
                 print(f"Kubernetes {harness.version} control plane ready in {time.monotonic() - started:.1f} s; "
                       f"kubeconfig: {harness.kubeconfig} (Ctrl-C stops it)", flush=True)

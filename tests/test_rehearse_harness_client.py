@@ -176,13 +176,15 @@ def fake_go(tmp_path: Path, version: str = "go1.26.1", build: str = "ok") -> Pat
         args = sys.argv[1:]
         if args[:2] == ["env", "GOVERSION"]:
             print({version!r}); sys.exit(0)
-        if args and args[0] == "build":
+        if args and args[0] in ("build", "vet"):
             with open(os.environ["FAKE_GO_CALLS"], "a") as calls:
-                calls.write(json.dumps(args) + "\\n")
+                calls.write(json.dumps(args + ["GOFLAGS=" + os.environ.get("GOFLAGS", "")]) + "\\n")
             if {build!r} == "fail":
                 print("some/pkg/x.go:12:3: undefined: frobnicate", file=sys.stderr); sys.exit(1)
-            out = args[args.index("-o") + 1]
-            open(out, "w").write("#!/bin/sh\\n"); os.chmod(out, 0o755); sys.exit(0)
+            out = args[args.index("-o") + 1] if "-o" in args else os.devnull
+            if out != os.devnull:
+                open(out, "w").write("#!/bin/sh\\n"); os.chmod(out, 0o755)
+            sys.exit(0)
         sys.exit(2)
         """))
     path.chmod(0o755)
@@ -291,19 +293,58 @@ def test_cache_folder_is_ignored():
     assert ".rehearse-cache/" in (ROOT / ".gitignore").read_text().split()
 
 
-def test_no_trimpath_environment_leaks_into_the_build(tmp_path, monkeypatch):
+def test_no_ambient_goflags_reach_the_build(tmp_path, monkeypatch):
+    """-mod=mod would let go rewrite the generated modfiles, -modfile pick another, -trimpath break the fixtures."""
     go = fake_go(tmp_path)
-    monkeypatch.setenv("FAKE_GO_CALLS", str(tmp_path / "calls"))
-    monkeypatch.setenv("GOFLAGS", "-trimpath -buildvcs=false")
+    calls = tmp_path / "calls"
+    monkeypatch.setenv("FAKE_GO_CALLS", str(calls))
+    monkeypatch.setenv("GOFLAGS", "-trimpath -mod=mod -modfile=elsewhere/go.mod")
+    monkeypatch.setenv("GOWORK", str(tmp_path / "go.work"))
     seen = {}
     real_popen = client.subprocess.Popen
 
     def spy(cmd, **kwargs):
         if "build" in cmd:
-            seen["GOFLAGS"] = kwargs["env"]["GOFLAGS"]
+            seen.update(GOFLAGS=kwargs["env"]["GOFLAGS"], GOWORK=kwargs["env"]["GOWORK"])
         return real_popen(cmd, **kwargs)
 
     monkeypatch.setattr(client.subprocess, "Popen", spy)
     client.ensure_built("1.35", go=str(go), cache=tmp_path / "cache", progress=lambda line: None)
-    assert seen["GOFLAGS"] == "-buildvcs=false"
-    assert os.environ["GOFLAGS"] == "-trimpath -buildvcs=false"
+    assert seen == {"GOFLAGS": "-mod=readonly", "GOWORK": "off"}
+    assert os.environ["GOFLAGS"] == "-trimpath -mod=mod -modfile=elsewhere/go.mod"  # the caller's is untouched
+
+
+def test_another_toolchain_means_another_binary(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GO_CALLS", str(tmp_path / "calls"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    older = client.ensure_built("1.35", go=str(fake_go(tmp_path / "a", version="go1.26.1")),
+                                cache=tmp_path / "cache", progress=lambda line: None)
+    newer = client.ensure_built("1.35", go=str(fake_go(tmp_path / "b", version="go1.26.8")),
+                                cache=tmp_path / "cache", progress=lambda line: None)
+    assert older != newer and newer.is_file()
+    assert client.binary_path("1.35", tmp_path / "cache", "go1.26.8") == newer
+
+
+def test_compile_builds_and_vets_every_minor_against_its_modfile(tmp_path, monkeypatch, capsys):
+    go = fake_go(tmp_path)
+    calls = tmp_path / "calls"
+    monkeypatch.setenv("FAKE_GO_CALLS", str(calls))
+    monkeypatch.setenv("REHEARSE_GO", str(go))
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    assert client.main(["compile"]) == 0
+    made = [json.loads(line) for line in calls.read_text().splitlines()]
+    minors = sorted(client.versions(), key=lambda m: tuple(map(int, m.split("."))))
+    assert [(c[0], c[1]) for c in made] == [(verb, f"-modfile=k8s/{m}/go.mod") for m in minors
+                                            for verb in ("build", "vet")]
+    assert all("GOFLAGS=-mod=readonly" in c for c in made)
+    assert all(c[c.index("-o") + 1] == os.devnull for c in made if c[0] == "build")
+    out = capsys.readouterr().out
+    assert all(f"Kubernetes {m}: go build and go vet passed" in out for m in minors)
+
+
+def test_a_minor_that_does_not_compile_fails_compile_quoting_go(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_GO_CALLS", str(tmp_path / "calls"))
+    monkeypatch.setenv("REHEARSE_GO", str(fake_go(tmp_path, build="fail")))
+    assert client.main(["compile", "--minor", "1.36"]) == 2
+    assert "`go build` for Kubernetes 1.36 failed (exit 1)" in capsys.readouterr().err

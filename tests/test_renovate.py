@@ -139,3 +139,15 @@ def test_python_locks_and_ranges_are_managed():
     for manager in ("pip_requirements", "pep621"):  # pins + hashes of the locks; ranges of pyproject.toml
         assert CONFIG.get(manager, {}).get("enabled", True), f"{manager} is disabled"
         assert manager in CONFIG.get("enabledManagers", [manager]), f"{manager} is not enabled"
+
+
+def test_the_generated_rehearsal_modfiles_are_left_alone():
+    """rehearse/harness/k8s/<minor>/go.mod come from versions.json (gen_modfile.py); an update PR would break them."""
+    import fnmatch
+
+    rules = [r for r in json.loads((ROOT / "renovate.json").read_text())["packageRules"] if r.get("enabled") is False
+             and "gomod" in r.get("matchManagers", [])]
+    modfiles = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "rehearse" / "harness").rglob("go.mod"))
+    assert modfiles and len(modfiles) >= 4
+    for path in modfiles:
+        assert any(fnmatch.fnmatch(path, pattern) for rule in rules for pattern in rule["matchFileNames"]), path
