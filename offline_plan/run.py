@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SECRET_MASK = "[secret]"
 UNKNOWN_MASK = "[unknown]"
 SECRET_DIGEST_ENV = "GPU_FUNGIBILITY_SECRET_DIGEST_KEY"
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,17 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.captured: list[Captured] = []
         self.aliases_by_urn: dict[str, list[str]] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN as Pulumi's engine builds it: the parent's whole qualified type chain, less the root Stack's type.
+
+        pulumi/sdk go/common/resource/urn/urn.go ``New`` (v3.274.1) prefixes the parent's qualified type unless
+        it is ``pulumi:pulumi:Stack``; the SDK's MockMonitor prefixes only the parent's last type, the Stack's too.
+        """
+        qualified = parent.split("::")[2] if parent else ""
+        if qualified and qualified != ROOT_STACK_TYPE:
+            type_ = f"{qualified}${type_}"
+        return "urn:pulumi:" + "::".join([settings.get_stack(), settings.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
@@ -355,6 +367,9 @@ def read_stack_file(stack: str, root: Path = ROOT) -> StackFile:
     secret_keys: list[str] = []
     encrypted: list[str] = []
     for full_key, value in (data.get("config") or {}).items():
+        # A key without a namespace is the project's, as the Pulumi CLI reads it (`pulumi stack init`
+        # rewrites `hfToken:` as `gpu-fungibility:hfToken`).
+        full_key = full_key if ":" in str(full_key) else f"{NAMESPACE}:{full_key}"
         is_secure = isinstance(value, dict) and set(value) == {"secure"}
         if is_secure:
             # Ciphertext needs the stack's secrets provider; the plan masks it anyway. The

@@ -53,7 +53,7 @@ def test_a_component_that_moved_is_aliased_to_its_old_type():
     assert pools
     for pool in pools:
         name = pool["urn"].rsplit("::", 1)[1]
-        assert f"urn:pulumi:dev::gpu-fungibility::pulumi:pulumi:Stack$gpu-fungibility:gke_pools:GkeGpuNodePool::{name}" \
+        assert f"urn:pulumi:dev::gpu-fungibility::gpu-fungibility:gke_pools:GkeGpuNodePool::{name}" \
             in pool["aliases"]
 
 

@@ -28,7 +28,7 @@ def test_a_component_whose_type_changed_answers_to_its_old_urn_and_so_do_its_chi
     states = _plan(lambda: _Pool("gpu", pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])))
     component = next(s for s in states.values() if s["type"] == NEW_TYPE)
     child = next(s for s in states.values() if s["type"] == "test:index:Thing")
-    assert component["aliases"] == ["urn:pulumi:test::gpu-fungibility::pulumi:pulumi:Stack$test:old_module:Pool::gpu"]
+    assert component["aliases"] == ["urn:pulumi:test::gpu-fungibility::test:old_module:Pool::gpu"]
     assert child["aliases"] == ["urn:pulumi:test::gpu-fungibility::test:old_module:Pool$test:index:Thing::gpu-thing"]
 
 
