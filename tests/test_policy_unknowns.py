@@ -30,7 +30,7 @@ from policies.unknowns import (
     outputs_unknown,
     unknown_paths,
 )
-from tests.policy_fixtures import RELEASE, Collector, R, eks_stack, find, gke_stack, stack_args
+from tests.policy_fixtures import RELEASE, Collector, R, eks_stack, find, gke_stack, resource_args, stack_args
 
 STRING = proxy.UNKNOWN_STRING_VALUE
 STACK_POLICIES = [p for p in POLICIES if type(p).__name__ == "StackValidationPolicy"]
@@ -182,3 +182,59 @@ def test_a_stack_view_resolves_nothing_it_cannot_trace():
     release = _critical_dra_release(STRING)
     view = StackView.from_policy_resources(stack_args([release]).resources)
     assert view.releases[0].namespace == UNKNOWN
+
+
+# ---- resource rules --------------------------------------------------------------------------------
+
+
+def run_resource(rule, resource: R):
+    collector = Collector()
+    try:
+        rule(resource_args(resource), collector)
+    except NotJudged as exc:
+        return collector, exc.items
+    return collector, []
+
+
+def _with(resource: R, path: tuple, value) -> R:
+    resource = copy.deepcopy(resource)
+    node = resource.props
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return resource
+
+
+@pytest.mark.parametrize(("policy", "name", "path"), [
+    ("pinned-charts", "nvidia-dra", ("version",)),
+    ("dra-kubernetes-version", "cluster", ("minMasterVersion",)),
+    ("no-public-inference-endpoint", "vllm-gpu-svc", ("metadata", "annotations")),
+    ("no-public-inference-endpoint", "vllm-gpu-svc", ("spec", "type")),
+    ("accelerator-pools-spot", "a100-80gb-pool", ("nodeConfig", "spot")),
+])
+def test_a_resource_rule_does_not_judge_the_value_it_decides_on_while_unknown(policy, name, path):
+    rule = next(p for p in POLICIES if p.name == policy).validate
+    violations, pending = run_resource(rule, _with(find(gke_stack(), name), path, STRING))
+    assert violations.violations == [] and pending
+    assert policy == "pinned-charts" or ".".join(path) in pending[0] or "annotations" in pending[0], pending
+
+
+def test_a_token_taken_from_a_value_not_known_yet_is_not_judged():
+    deployment = copy.deepcopy(find(gke_stack(), "vllm-gpu"))
+    container = deployment.props["spec"]["template"]["spec"]["containers"][0]
+    container["env"] = [{"name": "HF_TOKEN", "valueFrom": STRING}]
+    rule = next(p for p in POLICIES if p.name == "secrets-from-secret-store").validate
+    violations, pending = run_resource(rule, deployment)
+    assert violations.violations == [] and "env HF_TOKEN" in pending[0]
+    container["env"] = [{"name": "HF_TOKEN", "value": "hf_" + "a" * 30}]
+    violations, pending = run_resource(rule, deployment)
+    assert len(violations.violations) == 1 and pending == []
+
+
+def test_an_eks_group_whose_minimum_is_unknown_is_not_judged():
+    group = _with(find(eks_stack(), "l40s-group") if any(r.name == "l40s-group" for r in eks_stack())
+                  else next(r for r in eks_stack() if r.type == "aws:eks/nodeGroup:NodeGroup"),
+                  ("scalingConfig", "minSize"), proxy.UNKNOWN_NUMBER_VALUE)
+    rule = next(p for p in POLICIES if p.name == "eks-dra-scale-from-zero").validate
+    violations, pending = run_resource(rule, group)
+    assert violations.violations == [] and "scalingConfig.minSize" in pending[0]

@@ -29,7 +29,24 @@ from ..stack_view import (
     plain,
     res_of,
 )
+from ..unknowns import NotJudged, is_unknown
 from .common import config_list
+
+#: Where each pool type says spot or not, and its smallest size (what the two capacity rules judge).
+_SPOT = {GKE_NODE_POOL: (("nodeConfig", "spot"), ("nodeConfig", "preemptible")), EKS_NODE_GROUP: (("capacityType",),),
+         AKS_AGENT_POOL: (("scaleSetPriority",),)}
+_MIN = {EKS_NODE_GROUP: (("scalingConfig", "minSize"),), AKS_AGENT_POOL: (("minCount",), ("maxCount",))}
+
+
+def _require(args: ResourceValidationArgs, paths: tuple[tuple[str, ...], ...]) -> None:
+    """NotJudged (advisory) when a value the rule decides on is unknown during the preview."""
+    props = plain(args.props)
+    for path in paths:
+        node = props
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if is_unknown(node):
+            raise NotJudged([f"{'.'.join(path)} of {args.name} ({args.urn})"])
 
 
 def pool_of(args: ResourceValidationArgs) -> Pool | None:
@@ -50,6 +67,7 @@ def marked_on_demand_fallback(pool: Pool, allowed: list[str]) -> bool:
 
 
 def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    _require(args, _SPOT.get(args.resource_type, ()))
     pool = pool_of(args)
     if pool is None or pool.family not in ("gpu", "tpu") or pool.spot:
         return
@@ -64,6 +82,7 @@ def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violati
 
 
 def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    _require(args, _MIN.get(args.resource_type, ()))
     if args.resource_type == AKS_AGENT_POOL:
         pool = aks_pool(res_of(args))
         if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:

@@ -23,7 +23,8 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from ..stack_view import UNKNOWN, res_of
+from ..stack_view import UNKNOWN, dig, res_of
+from ..unknowns import NotJudged, has_unknown, is_unknown
 from .common import config_list, containers, pod_spec, pod_spec_problem
 
 INTERNAL_LB_ANNOTATIONS = {
@@ -49,11 +50,17 @@ def validate_no_public_inference_endpoint(args: ResourceValidationArgs, report_v
     if not args.resource_type.endswith(":Service") or not args.resource_type.startswith("kubernetes:core/"):
         return
     res = res_of(args)
-    if str((res.props.get("spec") or {}).get("type")) != "LoadBalancer":
+    service_type = dig(res.props, "spec", "type")
+    if is_unknown(res.props.get("spec")) or is_unknown(service_type):
+        raise NotJudged([f"spec.type of Service {res.k8s_name} ({res.urn})"])
+    if str(service_type) != "LoadBalancer":
         return
-    annotations = (res.props.get("metadata") or {}).get("annotations") or {}
-    if is_internal(annotations):
+    metadata = res.props.get("metadata")
+    annotations = (metadata if isinstance(metadata, dict) else {}).get("annotations") or {}
+    if isinstance(annotations, dict) and is_internal(annotations):
         return
+    if has_unknown([metadata, annotations]):
+        raise NotJudged([f"metadata.annotations (internal or not) of LoadBalancer Service {res.k8s_name} ({res.urn})"])
     allowed = config_list(args.get_config(), "allowedPublicServices")
     if res.k8s_name in allowed or f"{res.k8s_namespace}/{res.k8s_name}" in allowed:
         return
@@ -83,6 +90,8 @@ def env_problems(container: Mapping[str, Any]) -> list[str]:
         if env.get("value") not in (None, ""):
             problems.append(f"container {name} sets {var} to a literal value; take it from a Secret "
                             "(valueFrom.secretKeyRef)")
+        elif is_unknown(env.get("valueFrom")) or has_unknown(dig(env, "valueFrom", "secretKeyRef")):
+            continue  # taken from something not known yet: judged once it is (see validate_secrets_from_secret_store)
         elif env.get("valueFrom") is not None and not (env.get("valueFrom") or {}).get("secretKeyRef"):
             problems.append(f"container {name} takes {var} from somewhere other than a Secret; use "
                             "valueFrom.secretKeyRef")
@@ -106,10 +115,20 @@ def validate_secrets_from_secret_store(args: ResourceValidationArgs, report_viol
         problem = pod_spec_problem(res)
         if problem:
             report_violation(f"{res.kind} {res.k8s_name}: {problem}", None)
+        elif has_unknown(res.props.get("spec")):
+            raise NotJudged([f"the pod spec of {res.kind} {res.k8s_name} ({res.urn})"])
         return
+    pending = []
     for container in containers(spec):
         for problem in env_problems(container):
             report_violation(f"{res.kind} {res.k8s_name}: {problem}", None)
+        pending += [f"env {env.get('name')} of container {container.get('name')} of {res.kind} {res.k8s_name} "
+                    f"({res.urn})" for env in container.get("env") or [] if isinstance(env, Mapping)
+                    and is_sensitive_name(str(env.get("name") or "")) and has_unknown(env.get("valueFrom"))]
+    if has_unknown([spec.get("containers"), spec.get("initContainers")]) and not pending:
+        pending.append(f"the containers of {res.kind} {res.k8s_name} ({res.urn})")
+    if pending:
+        raise NotJudged(pending)
 
 
 def validate_pinned_charts(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -118,8 +137,10 @@ def validate_pinned_charts(args: ResourceValidationArgs, report_violation: Repor
     res = res_of(args)
     chart = str(res.props.get("chart") or "")
     version = str(res.props.get("version") or "").strip()
-    if "@sha256:" in chart or version == UNKNOWN:
+    if "@sha256:" in chart:
         return
+    if is_unknown(version) or is_unknown(chart):
+        raise NotJudged([f"the chart and version of Helm release {res.name} ({res.urn})"])
     if not version:
         report_violation(f"Helm chart {chart or res.name} has no version: every deploy could install a different "
                          "chart. Pin an exact version.", None)

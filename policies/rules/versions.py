@@ -13,6 +13,7 @@ import re
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from ..stack_view import AKS_AGENT_POOL, AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
+from ..unknowns import NotJudged, is_unknown
 
 MIN_VERSION = (1, 34)
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?$")
@@ -55,6 +56,9 @@ def validate_kubernetes_version(args: ResourceValidationArgs, report_violation: 
         field, required = "orchestratorVersion", False
     else:
         return
-    problem = version_problem(plain(args.props).get(field), field, required)
+    version = plain(args.props).get(field)
+    if is_unknown(version):
+        raise NotJudged([f"{field} of {args.name} ({args.urn})"])
+    problem = version_problem(version, field, required)
     if problem:
         report_violation(problem, None)
