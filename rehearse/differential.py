@@ -11,7 +11,13 @@ did is read back: each pod's ``spec.nodeName`` and, per claim, ``status.allocati
 subrequest, device).
 
 The simulator's answer (:mod:`rehearse.simside`) is the set of layouts it considers possible. The scenario
-agrees when the real layout is one of them; it is *determinate* when the simulator claims exactly one. Every
+agrees when the real layout is one of them and, where both sides say why a group's pods stay pending, the
+reasons are of one class (:func:`reason_class`: devices, CPU/memory, affinity/taints); it is *determinate* when
+the simulator claims exactly one layout. A scenario the simulator declares undetermined is counted apart, never
+as an agreement; one where kube-scheduler placed no pod at all is an agreement only on "nothing fits", so the
+report gives the *non-trivial* agreements (kube-scheduler placed at least one pod) beside the total. A run
+holds to :data:`CAPS` (:meth:`Report.cap_violations`), and every scenario that disagreed in its batch and was
+placed again alone is listed. Every
 disagreement is printed with its scenario; ``--record DIR`` writes each one as a regression fixture (the
 scenario's objects and the real scheduler's answer), which ``tests/test_differential_replay.py`` replays
 against the simulator without Go.
@@ -56,6 +62,27 @@ OBJECTS_SETTLE_S = 20.0
 #: batch of hundreds of ResourceSlices on a loaded machine the scheduler was seen to place a pod before it had a
 #: node's slice (seed 20260, s0245: alone, kube-scheduler answers as the simulator does).
 ALONE_PAUSE_S = 3.0
+#: How long pods that name a refused claim template are left before they are read back (they never change).
+UNCLAIMED_WAIT_S = 1.0
+#: What a run must hold to, as shares of the scenarios compared: at most 2% not judged (an upstream bug decided
+#: them, see FLAPPING), at least 70% determinate (the simulator claims exactly one layout).
+CAPS = {"notJudgedAtMost": 0.02, "determinateAtLeast": 0.70}
+
+#: The classes of a pending pod's reason: kube-scheduler's FailedScheduling message names each node's reason
+#: (plugins NodeResourcesFit, DynamicResources, NodeAffinity, TaintToleration, InterPodAffinity: the messages of
+#: k8s.io/kubernetes pkg/scheduler/framework/plugins at v1.35.4), the simulator a group's problem in its own words.
+REASON_CLASSES = {
+    "devices": ("cannot allocate all claims", "resourceclaim", "claim", "device", "allocator"),
+    "cpu/memory": ("insufficient cpu", "insufficient memory", "insufficient ephemeral-storage", "too many pods",
+                   "resource requests"),
+    "affinity/taints": ("affinity", "selector", "taint", "toleration"),
+}
+
+
+def reason_class(text: str | None) -> set[str]:
+    """The classes (:data:`REASON_CLASSES`) a pending reason names; empty when it names none or there is none."""
+    low = (text or "").lower()
+    return {name for name, needles in REASON_CLASSES.items() if any(needle in low for needle in needles)}
 
 
 # ---- what the real scheduler did ----------------------------------------------------------------------
@@ -78,11 +105,11 @@ def observe(document: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
         picks: list[list[str]] = []
         reason = None
         if node:
-            for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
-                claim = by_claim.get((meta.get("namespace"), status.get("resourceClaimName")))
+            for entry, claim_name in _claims_of(pod):
+                claim = by_claim.get((meta.get("namespace"), claim_name))
                 allocation = ((claim or {}).get("status") or {}).get("allocation") or {}
                 for result in (allocation.get("devices") or {}).get("results") or ():
-                    picks.append([status["name"], result["request"], result["device"]])
+                    picks.append([entry, result["request"], result["device"]])
         else:
             for condition in (pod.get("status") or {}).get("conditions") or ():
                 if condition.get("type") == "PodScheduled":
@@ -93,6 +120,17 @@ def observe(document: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
         answer.append(entry)
     answer.sort(key=lambda p: (p["group"], p["node"] or "", p["picks"]))
     return {"pods": answer}
+
+
+def _claims_of(pod: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """(the pod's claim entry, the ResourceClaim's name) for every claim the pod uses: a claim it names
+    (``resourceClaimName``, shared) directly, a template's claim through ``status.resourceClaimStatuses``."""
+    statuses = {s.get("name"): s.get("resourceClaimName")
+                for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+    out = []
+    for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
+        out.append((ref.get("name"), ref.get("resourceClaimName") or statuses.pop(ref.get("name"), None)))
+    return out + [(name, claim) for name, claim in statuses.items() if name not in {e for e, _ in out}]
 
 
 def pool_of_nodes(document: Mapping[str, Any]) -> dict[str, str]:
@@ -131,6 +169,9 @@ class Verdict:
     pods_agreeing: int = 0  # real pods whose outcome is one the simulator gives a pod of its group
     #: why the real answer is no judgement of the simulator (an upstream bug decided it), or None
     unjudged: str | None = None
+    placed: int = 0  # pods kube-scheduler placed: 0 makes an agreement trivial ("nothing fits" on both sides)
+    #: per group pending on both sides with a reason: (the real reason's classes, the simulator's), sorted
+    reasons: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
 
 def _pod_outcomes(layout: Layout, pools: Sequence[str]) -> Counter:
@@ -164,8 +205,18 @@ def compare(document: Mapping[str, Any], observed: Mapping[str, Any], answer: Si
                        detail=f"the simulator declares it undetermined: {answer.undecided}")
     real = real_layout(document, observed)
     pods = len(observed["pods"])
+    placed = sum(pod["node"] is not None for pod in observed["pods"])
+    reasons = _pending_reasons(observed, answer)
     if real in answer.layouts:
-        return Verdict(name, True, answer.determinate, pods=pods, pods_agreeing=pods)
+        other = {group: pair for group, pair in reasons.items() if not set(pair[0]) & set(pair[1])}
+        if other:
+            return Verdict(name, False, answer.determinate, pods=pods, placed=placed, reasons=reasons,
+                           groups_differing=sorted(other),
+                           detail="\n".join(f"{group}: kube-scheduler keeps it pending for {', '.join(real) or '?'}"
+                                            f", the simulator for {', '.join(sim) or '?'} ({answer.problems[group]})"
+                                            for group, (real, sim) in sorted(other.items())))
+        return Verdict(name, True, answer.determinate, pods=pods, pods_agreeing=pods, placed=placed,
+                       reasons=reasons)
     pools = list(dict.fromkeys(pool_of_nodes(document).values()))
     real_pods = _pod_outcomes(real, pools)
     possible = [_pod_outcomes(layout, pools) for layout in answer.layouts]
@@ -178,7 +229,20 @@ def compare(document: Mapping[str, Any], observed: Mapping[str, Any], answer: Si
                      f"{'; '.join(f'{n} x {_describe(o)}' for o, n in sorted(p.items(), key=str))}")
     return Verdict(name, False, answer.determinate, detail="\n".join(lines),
                    groups_differing=[g for g in differing if any(o[0] == g for o in real_pods)], pods=pods,
-                   pods_agreeing=sum(n for o, n in real_pods.items() if o in anywhere))
+                   pods_agreeing=sum(n for o, n in real_pods.items() if o in anywhere), placed=placed,
+                   reasons=reasons)
+
+
+def _pending_reasons(observed: Mapping[str, Any], answer: SimAnswer) -> dict[str, tuple[list[str], list[str]]]:
+    """Groups pending on both sides where both reasons name a class (:func:`reason_class`): both classes."""
+    out = {}
+    for pod in observed["pods"]:
+        group = pod["group"]
+        if pod["node"] is None and group not in out:
+            real, sim = reason_class(pod.get("reason")), reason_class(answer.problems.get(group))
+            if real and sim:
+                out[group] = (sorted(real), sorted(sim))
+    return out
 
 
 # ---- the run ------------------------------------------------------------------------------------------
@@ -227,7 +291,41 @@ class Report:
     @property
     def agreement_rate(self) -> float:
         judged = self.judged
-        return sum(c.verdict.agrees for c in judged) / len(judged) if judged else 0.0
+        return len(self.agreeing) / len(judged) if judged else 0.0
+
+    @property
+    def undetermined(self) -> list[Case]:
+        """Judged scenarios the simulator declared undetermined: neither an agreement nor a disagreement."""
+        return [c for c in self.judged if c.verdict.undecided]
+
+    @property
+    def agreeing(self) -> list[Case]:
+        """Judged scenarios whose real answer is among the simulator's (undetermined ones not counted)."""
+        return [c for c in self.judged if c.verdict.agrees and not c.verdict.undecided]
+
+    @property
+    def nontrivial(self) -> list[Case]:
+        """Judged scenarios where kube-scheduler placed at least one pod."""
+        return [c for c in self.judged if c.verdict.placed]
+
+    def reasons_compared(self) -> tuple[int, int]:
+        """(groups pending on both sides with a reason, those whose reasons share a class)."""
+        pairs = [pair for c in self.judged for pair in c.verdict.reasons.values()]
+        return len(pairs), sum(bool(set(real) & set(sim)) for real, sim in pairs)
+
+    def cap_violations(self) -> list[str]:
+        """The :data:`CAPS` this run breaks, each saying by how much (none for a run that compared nothing)."""
+        compared = len(self.compared)
+        if not compared:
+            return []
+        out = []
+        if len(self.unjudged) > CAPS["notJudgedAtMost"] * compared:
+            out.append(f"{len(self.unjudged)} of {compared} scenarios not judged, more than "
+                       f"{CAPS['notJudgedAtMost']:.0%}")
+        if self.determinate < CAPS["determinateAtLeast"] * compared:
+            out.append(f"{self.determinate} of {compared} scenarios determinate, fewer than "
+                       f"{CAPS['determinateAtLeast']:.0%}")
+        return out
 
     @property
     def determinate(self) -> int:
@@ -244,15 +342,36 @@ class Report:
                 placed += pod["node"] is not None
         return total, placed
 
+    def by_family(self) -> dict[str, dict[str, int]]:
+        """Per family of scenario (:data:`rehearse.scenarios.FAMILIES`): scenarios judged, agreeing, determinate,
+        not judged."""
+        out: dict[str, dict[str, int]] = {}
+        for case in self.compared:
+            row = out.setdefault(case.document.get("family", "base"),
+                                 {"judged": 0, "agreeing": 0, "determinate": 0, "notJudged": 0})
+            if case.verdict.unjudged:
+                row["notJudged"] += 1
+                continue
+            row["judged"] += 1
+            row["agreeing"] += case.verdict.agrees
+            row["determinate"] += case.verdict.determinate
+        return dict(sorted(out.items()))
+
     def to_json(self) -> dict[str, Any]:
         total, placed = self.pods()
         return {
             "seed": self.seed, "scenarios": len(self.cases), "compared": len(self.compared),
             "kubernetes": self.version, "minor": self.minor,
             "agreementRate": round(self.agreement_rate, 4),
-            "agreeing": sum(c.verdict.agrees for c in self.judged),
+            "agreeing": len(self.agreeing),
+            "nontrivial": len(self.nontrivial),
+            "nontrivialAgreeing": sum(c in self.agreeing for c in self.nontrivial),
+            "undetermined": [c.document["name"] for c in self.undetermined],
+            "pendingReasons": dict(zip(("compared", "sameClass"), self.reasons_compared(), strict=True)),
+            "caps": CAPS, "capViolations": self.cap_violations(),
             "notJudged": {c.document["name"]: c.verdict.detail for c in self.unjudged},
             "determinate": self.determinate,
+            "byFamily": self.by_family(),
             "determinateDisagreements": sum(c.verdict.determinate for c in self.disagreements),
             "pods": total, "podsScheduled": placed, "podsAgreeing": self.pods_agreeing(),
             "seconds": round(self.seconds, 2), "scenariosPerSecond": round(len(self.compared) / self.seconds, 2)
@@ -273,16 +392,25 @@ class Report:
             f"differential run: seed {self.seed}, {len(self.cases)} scenarios, kube-scheduler {self.version}",
             f"  compared:     {len(self.compared)} scenarios, {total} pods ({placed} scheduled by kube-scheduler; "
             f"{self.pods_agreeing()} with an outcome the simulator allows)",
-            f"  agreement:    {self.agreement_rate:.2%} ({sum(c.verdict.agrees for c in self.judged)}"
-            f" of {len(self.judged)}); determinate: {self.determinate}",
+            f"  agreement:    {self.agreement_rate:.2%} ({len(self.agreeing)} of {len(self.judged)}); non-trivial "
+            f"(kube-scheduler placed a pod): {sum(c in self.agreeing for c in self.nontrivial)} of "
+            f"{len(self.nontrivial)}; determinate: {self.determinate}"
+            + (f"; undetermined (counted neither way): {len(self.undetermined)}" if self.undetermined else ""),
+            "  pending reasons: {} groups pending on both sides with a reason, {} of the same class".format(
+                *self.reasons_compared()),
+            f"  placed again alone: {len(self.rechecked)} ({', '.join(self.rechecked)})" if self.rechecked else "",
             f"  not judged:   {len(self.unjudged)} ({', '.join(c.document['name'] for c in self.unjudged)}): a pod's "
             "claim statuses flapped (kubernetes/kubernetes#138407)" if self.unjudged else "",
             f"  speed:        {len(self.compared) / self.seconds:.1f} scenarios/s "
             f"({self.seconds:.1f} s; the simulator's share {self.simulator_seconds:.1f} s)" if self.seconds else "",
         ]
+        lines += [f"  {family + ':':<19} {row['agreeing']} of {row['judged']} agree; {row['determinate']} determinate"
+                  + (f"; {row['notJudged']} not judged" if row["notJudged"] else "")
+                  for family, row in self.by_family().items()]
         lines += [f"  batch {label} did not complete together ({error}); its scenarios were placed one at a time"
                   for label, error in self.split.items()]
         lines += [f"  NOT COMPARED {failure}" for failure in self.failures]
+        lines += [f"  CAP BROKEN: {violation}" for violation in self.cap_violations()]
         lines += [f"  {name}: disagreed in its batch, {'agrees' if ok else 'disagrees'} placed alone"
                   for name, ok in self.rechecked.items()]
         for case in self.disagreements:
@@ -297,8 +425,9 @@ def simulate_all(documents: Sequence[dict[str, Any]], kubernetes: str | None = N
 
 
 def _base_objects() -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": gen.NAMESPACE}},
-            *gen.driver_device_classes()]
+    # the admin-access label lets the admin-access family's claims in (the API server refuses them elsewhere)
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": gen.NAMESPACE, "labels": {gen.ADMIN_ACCESS_LABEL: "true"}}}, *gen.driver_device_classes()]
 
 
 def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, Case], *, reset: bool = True,
@@ -321,15 +450,23 @@ def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, C
         if type(exc).__name__ != "HarnessTimeout":
             raise
     time.sleep(pause_s)
+    refused = {error.split(": ", 1)[0] for sc in batch for error in cases[sc.name].apply_errors}
+    unclaimed = []
     for wave in range(max(len(sc.groups) for sc in batch)):
         pods = []
         for sc in batch:
             if wave < len(sc.groups):
                 for obj in sc.group_objects(sc.groups[wave]):
                     owners[_ref(obj)] = sc.name
-                    pods.append(obj)
+                    (unclaimed if _claims_refused(obj, refused) else pods).append(obj)
         _apply(harness, pods, owners, cases)
         harness.settle(timeout_s=settle_timeout, quiet_ms=quiet_ms)
+    if unclaimed:
+        # Pods whose claim template or claim the API server refused are never scheduled, and never marked so (no
+        # PodScheduled condition: the resourceclaim controller cannot make their claims), so no settle would end
+        # with them; they take nothing, so they are applied last and read back as they are, Pending.
+        _apply(harness, unclaimed, owners, cases)
+        time.sleep(UNCLAIMED_WAIT_S)
     listed = harness.list("pods", "resourceclaims")
     pods_by: dict[str, list] = {}
     for pod in listed.get("pods", []):
@@ -340,6 +477,20 @@ def run_batch(harness: Any, batch: Sequence[gen.Scenario], cases: Mapping[str, C
         case.observed = observe(case.document, pods_by.get(sc.name, []), listed.get("resourceclaims", []),
                                 getattr(harness, "flapping", ()))
         case.verdict = compare(case.document, case.observed, case.answer)
+
+
+def _claims_refused(obj: Mapping[str, Any], refused: set[str]) -> bool:
+    """Whether a pod (or a Deployment's pods) names a claim template or claim the API server refused."""
+    spec = obj.get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") or spec if obj.get("kind") == "Deployment" else spec
+    namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+    for ref in pod.get("resourceClaims") or ():
+        if ref.get("resourceClaimTemplateName") and \
+                f"ResourceClaimTemplate/{namespace}/{ref['resourceClaimTemplateName']}" in refused:
+            return True
+        if ref.get("resourceClaimName") and f"ResourceClaim/{namespace}/{ref['resourceClaimName']}" in refused:
+            return True
+    return False
 
 
 def _ref(obj: Mapping[str, Any]) -> str:

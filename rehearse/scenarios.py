@@ -38,6 +38,15 @@ MIG_GPUS = ("nvidia-tesla-a100", "nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia
 TPUS = ("tpu-v5-lite-podslice", "tpu-v6e-slice", "tpu-v5p-slice")
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"}
+ZONE_LABEL = "topology.kubernetes.io/zone"
+#: A network-attached device driver whose ResourceSlices carry no nodeName (allNodes or a nodeSelector).
+NIC = "nic.differential.gpu-fungibility.dev"
+#: The label a namespace needs before its claims may ask for adminAccess (DRAAdminAccess, beta and on in 1.34+;
+#: pkg/registry/resource/resourceclaim/strategy.go, v1.35.4).
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+#: The families of scenarios, each adding one kind of case to the base scenario, and how often each is drawn.
+FAMILIES = {"base": 3, "shared-claim": 2, "zones": 1, "preferred-affinity": 1, "pod-resources": 2, "cel": 2,
+            "admission": 1, "admin-access": 1, "network-slices": 1}
 
 
 @dataclass
@@ -73,6 +82,9 @@ class Scenario:
     pools: list[Pool]
     groups: list[Group]
     device_classes: list[dict[str, Any]] = field(default_factory=list)  # the scenario's own classes
+    family: str = "base"
+    claims: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaims pods name (shared claims)
+    shared_slices: list[dict[str, Any]] = field(default_factory=list)  # ResourceSlices without a nodeName
 
     def node_names(self, pool: Pool) -> list[str]:
         return [f"{self.name}-{pool.name}-{i}" for i in range(pool.nodes)]
@@ -112,7 +124,7 @@ class Scenario:
                     "spec": {"driver": driver, "nodeName": node, "devices": entries,
                              "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}},
                 })
-        return out
+        return out + [dict(s) for s in self.shared_slices]
 
     def templates(self) -> list[dict[str, Any]]:
         return [t for g in self.groups for t in g.templates]
@@ -133,15 +145,16 @@ class Scenario:
 
     def objects(self) -> list[dict[str, Any]]:
         """Everything but the pods: nodes, slices, the scenario's DeviceClasses and claim templates."""
-        return [*self.nodes(), *self.resource_slices(), *self.device_classes, *self.templates()]
+        return [*self.nodes(), *self.resource_slices(), *self.device_classes, *self.templates(), *self.claims]
 
     def document(self) -> dict[str, Any]:
         """The scenario as plain objects: what the simulator reads and a regression fixture records."""
         return {
             "name": self.name, "seed": self.seed, "index": self.index, "namespace": NAMESPACE,
-            "description": self.describe(),
+            "family": self.family, "description": self.describe(),
             "nodes": self.nodes(), "resourceSlices": self.resource_slices(),
             "deviceClasses": [*driver_device_classes(), *self.device_classes], "templates": self.templates(),
+            "claims": list(self.claims),
             "groups": [{"name": g.name, "kind": g.kind, "replicas": g.replicas, "pod": g.pod} for g in self.groups],
         }
 
@@ -151,7 +164,8 @@ class Scenario:
                           + (f" MIG {'+'.join(p.mig)}" if p.mig else "") + f" ({p.cpu} cpu, {p.memory_gi}Gi)"
                           for p in self.pools)
         groups = ", ".join(f"{g.name.removeprefix(self.name + '-')} x{g.replicas}" for g in self.groups)
-        return f"{self.name} (seed {self.seed}, #{self.index}): pools {pools}; groups {groups}"
+        family = "" if self.family == "base" else f", {self.family}"
+        return f"{self.name} (seed {self.seed}, #{self.index}{family}): pools {pools}; groups {groups}"
 
 
 def _resources(pool: Pool) -> dict[str, str]:
@@ -388,8 +402,17 @@ class _Builder:
         return self.scenario
 
 
-def scenario(seed: int, index: int) -> Scenario:
-    return _Builder(seed, index).build()
+def scenario(seed: int, index: int, family: str | None = None) -> Scenario:
+    """Scenario ``index`` of ``seed``; ``family`` forces one (by default drawn from :data:`FAMILIES`). The base
+    scenario comes from its own random stream, so a family only adds to what the base generator makes."""
+    built = _Builder(seed, index).build()
+    if family is None:
+        family = random.Random(f"differential/{seed}/{index}/family").choices(
+            list(FAMILIES), weights=list(FAMILIES.values()))[0]
+    if family != "base":
+        from rehearse import scenario_families
+        scenario_families.widen(built, family, random.Random(f"differential/{seed}/{index}/{family}"))
+    return built
 
 
 def generate(seed: int, count: int, start: int = 0) -> list[Scenario]:

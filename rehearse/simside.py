@@ -15,6 +15,12 @@ choice, unless a node scorer (:data:`NodeScorer`) says which nodes score best. T
 *layouts* every choice leads to. A layout forgets node names where they cannot matter: nodes of one pool are
 identical, so a layout lists, per pool, the sorted contents of its nodes (each pod's group, and per claim
 request the subrequest and device names it got), and the groups of the pods left pending.
+
+Shared claims (a pod's ``resourceClaimName``) are allocated once, by the first pod placed with them; a later pod
+naming one uses its devices where they are: on the node that holds them, or, for devices of a ResourceSlice
+without ``nodeName`` (``allNodes`` or a ``nodeSelector``), on any node those slices select. Such devices are
+shared by every node a slice selects, so who holds them is kept for the whole cluster, not per node. Requests
+with ``adminAccess`` take no device.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_fungibility import sizing
+from gpu_fungibility import pod_requests
 from gpu_fungibility.dra_cel import CelEvaluationError
-from gpu_fungibility.node_selection import NodeTaint
+from gpu_fungibility.node_selection import NodeTaint, term_matches
 from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, SearchAbandoned
@@ -37,27 +43,37 @@ from simulator.workloads import PodSpec, device_classes, pod_spec
 MAX_LAYOUTS = 4096
 POOL_LABEL = "differential.gpu-fungibility.dev/pool"
 HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
 
 Pick = tuple[str, str, str]  # (the pod's claim entry, request or request/subrequest, device name)
 Content = tuple[tuple[str, tuple[Pick, ...]], ...]  # a node's pods: (group, picks), sorted
 Layout = tuple[tuple[tuple[Content, ...], ...], tuple[str, ...]]  # per pool: node contents sorted; pending groups
 
 
+ClaimPicks = tuple[tuple[str, str], ...]  # a shared claim's allocation: (request or request/subrequest, device)
+
+
 @dataclass(frozen=True)
 class NodeState:
     used: frozenset[str] = frozenset()  # device names
     cpu_m: int = 0
-    memory_mib: int = 0
+    memory: int = 0  # bytes
     pods: int = 0
     content: Content = ()
+    claims: tuple[tuple[str, ClaimPicks], ...] = ()  # shared claims allocated with devices of this node
+    nonzero: tuple[int, int] = (0, 0)  # what NodeResourcesFit's score counts as requested (millicores, bytes)
 
     def sort_key(self) -> tuple:
-        return self.content, tuple(sorted(self.used)), self.cpu_m, self.memory_mib, self.pods
+        return self.content, tuple(sorted(self.used)), self.cpu_m, self.memory, self.pods, self.claims, self.nonzero
 
 
+#: Devices without a node (slices with allNodes or a nodeSelector) in use, by uid; shared claims allocated with
+#: such devices only: (claim, the pools that may use it, its picks).
+Cluster = tuple[frozenset[str], tuple[tuple[str, tuple[int, ...], ClaimPicks], ...]]
 #: Per pool its nodes; the groups of pending pods; the groups of those whose last attempt was a scheduling *error*
-#: (each also in the pending groups), which kube-scheduler tries again, unlike a pod it found unschedulable.
-State = tuple[tuple[tuple[NodeState, ...], ...], tuple[str, ...], tuple[str, ...]]
+#: (each also in the pending groups), which kube-scheduler tries again, unlike a pod it found unschedulable; and
+#: what the cluster shares.
+State = tuple[tuple[tuple[NodeState, ...], ...], tuple[str, ...], tuple[str, ...], Cluster]
 
 
 @dataclass
@@ -66,8 +82,9 @@ class PoolModel:
     nodes: list[str]
     node: SimNode  # the first node: every node of the pool is the same but for its name
     cpu_m: int
-    memory_mib: int
+    memory: int  # bytes
     max_pods: int
+    shared: frozenset[str] = frozenset()  # uids of its devices that come from slices without a nodeName
 
 
 @dataclass(frozen=True)
@@ -76,11 +93,13 @@ class Candidate:
     state: NodeState
     picks: tuple  # simulator.allocator.Pick
     count: int = 1  # nodes of the pool in this state
+    reused: tuple[tuple[str, str, str], ...] = ()  # (entry, request, device) of shared claims allocated before
+    new_claims: tuple[tuple[str, str], ...] = ()  # (shared claim, the pod's entry) this placement allocates
 
 
-#: Given a pod and the nodes that can take it, the candidates the scheduler's scores put first (all of them when
-#: the scorer cannot tell); None stands for "no scorer": every candidate is a possible choice.
-NodeScorer = Callable[[PodSpec, Sequence[Candidate]], Sequence[Candidate]]
+#: Given a pod, the nodes that can take it and the state they are in, the candidates the scheduler's scores put
+#: first (all of them when the scorer cannot tell); None stands for "no scorer": every candidate is a possible choice.
+NodeScorer = Callable[[PodSpec, Sequence[Candidate], Any], Sequence[Candidate]]
 
 
 @dataclass
@@ -110,17 +129,32 @@ def _node_signature(node: Mapping[str, Any], devices: list[dict]) -> tuple:
             [d["name"] for d in devices])
 
 
+def _selects(spec: Mapping[str, Any], labels: Mapping[str, str], name: str) -> bool:
+    """Whether a ResourceSlice without ``nodeName`` offers its devices to a node."""
+    if spec.get("allNodes"):
+        return True
+    selector = spec.get("nodeSelector")
+    return bool(selector) and any(term_matches(t, labels, name) for t in selector.get("nodeSelectorTerms") or ())
+
+
 def build_pools(document: Mapping[str, Any]) -> list[PoolModel]:
     slices: dict[str, tuple[str, list[dict]]] = {}
+    unbound = []  # slices without a nodeName, in the order the allocator meets them (driver, then pool name)
     for s in document["resourceSlices"]:
         spec = s["spec"]
-        slices[spec["nodeName"]] = (spec["driver"], list(spec.get("devices") or ()))
+        if spec.get("nodeName"):
+            slices[spec["nodeName"]] = (spec["driver"], list(spec.get("devices") or ()))
+        else:
+            unbound.append(spec)
+    unbound.sort(key=lambda spec: (spec["driver"], spec["pool"]["name"]))
     pools: dict[str, list[Mapping[str, Any]]] = {}
     for node in document["nodes"]:
         pools.setdefault(node["metadata"]["labels"][POOL_LABEL], []).append(node)
     out = []
     for name, nodes in pools.items():
         signatures = {repr(_node_signature(n, slices.get(n["metadata"]["name"], ("", []))[1])) for n in nodes}
+        signatures = {s + repr([_selects(u, (n["metadata"].get("labels") or {}), n["metadata"]["name"])
+                                for u in unbound]) for n in nodes for s in signatures}
         if len(signatures) > 1:
             raise NotEquivalent(f"pool {name}: its nodes differ in more than their names")
         first = nodes[0]
@@ -130,10 +164,14 @@ def build_pools(document: Mapping[str, Any]) -> list[PoolModel]:
         taints = [NodeTaint(t["key"], t.get("value") or "", t.get("effect") or "NoSchedule")
                   for t in (first.get("spec") or {}).get("taints") or ()]
         allocatable = first["status"]["allocatable"]
-        sim = SimNode(node_name, name, labels, taints, [SimDevice.build(node_name, driver, e) for e in entries])
+        devices = [SimDevice.build(node_name, driver, e) for e in entries]
+        shared = [SimDevice.build(u["pool"]["name"], u["driver"], e) for u in unbound
+                  if _selects(u, labels, node_name) for e in u.get("devices") or ()]
+        sim = SimNode(node_name, name, labels, taints, devices + shared)
         out.append(PoolModel(name, [n["metadata"]["name"] for n in nodes], sim,
-                             sizing.parse_cpu(str(allocatable["cpu"])),
-                             sizing.parse_memory(str(allocatable["memory"])), int(allocatable.get("pods", 110))))
+                             pod_requests.millicores(allocatable["cpu"]),
+                             pod_requests.memory_bytes(allocatable["memory"]), int(allocatable.get("pods", 110)),
+                             frozenset(d.uid for d in shared)))
     return out
 
 
@@ -151,13 +189,15 @@ class ScenarioSimulator:
         self.allocator = Allocator(classes, problems, later_all_quirk=later_all_takes_the_first_alternative(minor))
         self.scorer = scorer
         templates = _by_key(document["templates"])
+        claims = _by_key(document.get("claims") or ())
         self.groups: list[tuple[str, PodSpec, int]] = []
         for group in document["groups"]:
-            spec = pod_spec(group["name"], document["namespace"], int(group["replicas"]), group["pod"], templates, {})
+            spec = pod_spec(group["name"], document["namespace"], int(group["replicas"]), group["pod"], templates,
+                            claims)
             self.groups.append((group["name"], spec, int(group["replicas"])))
 
     def start(self) -> State:
-        return tuple(tuple(NodeState() for _ in pool.nodes) for pool in self.pools), (), ()
+        return tuple(tuple(NodeState() for _ in pool.nodes) for pool in self.pools), (), (), (frozenset(), ())
 
     def run(self) -> SimAnswer:
         answer = SimAnswer()
@@ -215,25 +255,80 @@ class ScenarioSimulator:
                 children.append(_pending(base, group))
                 continue
             if self.scorer is not None:
-                found = list(self.scorer(pods[group], found))
-            children += [_commit(base, group, pods[group], c) for c in found]
+                found = list(self.scorer(pods[group], found, base))
+            children += [self.commit(base, group, pods[group], c) for c in found]
         return children
 
     def candidates(self, state: State, pod: PodSpec) -> list[Candidate]:
         """Every distinct node that can take the pod; raises CelEvaluationError / MissingDeviceClass."""
         found = []
+        shared_used, cluster_claims = state[3]
+        on_nodes = {claim for nodes in state[0] for node in nodes for claim, _ in node.claims}
+        anywhere = {claim: (pools, picks) for claim, pools, picks in cluster_claims}
         for p, pool in enumerate(self.pools):
             if node_predicates(pod, pool.node):
                 continue
             for node in dict.fromkeys(state[0][p]):  # equal states of one pool are one choice
-                if (node.cpu_m + pod.cpu_m > pool.cpu_m or node.memory_mib + pod.memory_mib > pool.memory_mib
+                if (node.cpu_m + pod.cpu_m > pool.cpu_m or node.memory + pod.memory_bytes > pool.memory
                         or node.pods + 1 > pool.max_pods):
                     continue  # NodeResourcesFit filters before DynamicResources
-                in_use = frozenset(f"{pool.node.name}/{d}" for d in node.used)
-                picks = self.allocator.allocate(pod.claims, pool.node, in_use)
-                if picks is not None:
-                    found.append(Candidate(p, node, tuple(picks), state[0][p].count(node)))
+                here = dict(node.claims)
+                reused: list[tuple[str, str, str]] = []
+                allocate, new_claims = [], []
+                for claim in pod.claims:
+                    if not claim.shared:
+                        allocate.append(claim)
+                    elif claim.source in here:
+                        reused += [(claim.entry, label, device) for label, device in here[claim.source]]
+                    elif claim.source in anywhere:
+                        pools, picks = anywhere[claim.source]
+                        if p not in pools:
+                            break  # the claim's devices are not offered to this node
+                        reused += [(claim.entry, label, device) for label, device in picks]
+                    elif claim.source in on_nodes:
+                        break  # allocated on another node
+                    else:
+                        allocate.append(claim)
+                        new_claims.append((claim.source, claim.entry))
+                else:
+                    in_use = frozenset(f"{pool.node.name}/{d}" for d in node.used) | shared_used
+                    picks = self.allocator.allocate(allocate, pool.node, in_use)
+                    if picks is not None:
+                        found.append(Candidate(p, node, tuple(picks), state[0][p].count(node), tuple(reused),
+                                               tuple(new_claims)))
         return found
+
+    def commit(self, state: State, group: str, pod: PodSpec, choice: Candidate) -> State:
+        pool = self.pools[choice.pool]
+        picks = tuple(sorted([(p.claim, p.alternative.label, p.device.name) for p in choice.picks]
+                             + list(choice.reused)))
+        node = choice.state
+        used, shared_used = set(node.used), set(state[3][0])
+        for pick in choice.picks:
+            if pick.alternative.admin_access:
+                continue  # the scheduler's allocated-device tracker skips admin-access results
+            if pick.device.uid in pool.shared:
+                shared_used.add(pick.device.uid)
+            else:
+                used.add(pick.device.name)
+        node_claims, cluster_claims = list(node.claims), list(state[3][1])
+        for claim, entry in choice.new_claims:
+            mine = [p for p in choice.picks if p.claim == entry]
+            taken = tuple(sorted((p.alternative.label, p.device.name) for p in mine))
+            if any(p.device.uid not in pool.shared for p in mine):
+                node_claims.append((claim, taken))
+            else:  # only devices without a node: any pool offered all of them may use the claim
+                uids = {p.device.uid for p in mine}
+                pools = tuple(i for i, other in enumerate(self.pools) if uids <= other.shared)
+                cluster_claims.append((claim, pools, taken))
+        placed = NodeState(frozenset(used), node.cpu_m + pod.cpu_m, node.memory + pod.memory_bytes, node.pods + 1,
+                           tuple(sorted((*node.content, (group, picks)))), tuple(sorted(node_claims)),
+                           (node.nonzero[0] + pod.nonzero[0], node.nonzero[1] + pod.nonzero[1]))
+        nodes = list(state[0][choice.pool])
+        nodes[nodes.index(node)] = placed
+        pools = list(state[0])
+        pools[choice.pool] = tuple(sorted(nodes, key=NodeState.sort_key))
+        return tuple(pools), state[1], state[2], (frozenset(shared_used), tuple(sorted(cluster_claims)))
 
     def place(self, state: State, group: str, pod: PodSpec) -> list[State]:
         if pod.problem:
@@ -247,12 +342,13 @@ class ScenarioSimulator:
         if not found:
             return [_pending(state, group)]
         if self.scorer is not None:
-            found = list(self.scorer(pod, found))
-        return [_commit(state, group, pod, c) for c in found]
+            found = list(self.scorer(pod, found, state))
+        return [self.commit(state, group, pod, c) for c in found]
 
 
 def _pending(state: State, group: str, *, error: bool = False) -> State:
-    return state[0], tuple(sorted((*state[1], group))), tuple(sorted((*state[2], group))) if error else state[2]
+    return (state[0], tuple(sorted((*state[1], group))), tuple(sorted((*state[2], group))) if error else state[2],
+            state[3])
 
 
 def _unpend(state: State, group: str) -> State:
@@ -260,20 +356,15 @@ def _unpend(state: State, group: str) -> State:
     pending, errored = list(state[1]), list(state[2])
     pending.remove(group)
     errored.remove(group)
-    return state[0], tuple(pending), tuple(errored)
+    return state[0], tuple(pending), tuple(errored), state[3]
 
 
-def _commit(state: State, group: str, pod: PodSpec, choice: Candidate) -> State:
-    picks = tuple(sorted((p.claim, p.alternative.label, p.device.name) for p in choice.picks))
-    node = choice.state
-    placed = NodeState(node.used | {p.device.name for p in choice.picks}, node.cpu_m + pod.cpu_m,
-                       node.memory_mib + pod.memory_mib, node.pods + 1,
-                       tuple(sorted((*node.content, (group, picks)))))
-    nodes = list(state[0][choice.pool])
-    nodes[nodes.index(node)] = placed
-    pools = list(state[0])
-    pools[choice.pool] = tuple(sorted(nodes, key=NodeState.sort_key))
-    return tuple(pools), state[1], state[2]
+def _affinity_refuses(pod: PodSpec, pool: PoolModel) -> bool:
+    labels = pool.node.labels
+    if any(labels.get(k) != v for k, v in pod.node_selector.items()):
+        return True
+    return pod.affinity_terms is not None and not any(term_matches(t, labels, pool.node.name)
+                                                      for t in pod.affinity_terms)
 
 
 def layout_of(state: State) -> Layout:
@@ -311,9 +402,19 @@ def scored(document: Mapping[str, Any], minor: str, scoring: Any) -> SimAnswer:
 def _scorer(simulator: ScenarioSimulator, minor: str, scoring: Any) -> NodeScorer:
     profile = scoring.default_profile(minor)
     kinds = {g["name"]: g.get("kind", "Pod") for g in simulator.document["groups"]}
-    mib = 2 ** 20
 
-    def choose(pod: PodSpec, found: Sequence[Candidate]) -> Sequence[Candidate]:
+    def zone_counts(pod: PodSpec, state: State) -> dict[str, int]:
+        """The pod's group's pods per zone, on the nodes its nodeSelector and required affinity admit (what
+        PodTopologySpread's PreScore counts: podtopologyspread/scoring.go, v1.35.4)."""
+        counts: dict[str, int] = {}
+        for pool, nodes in zip(simulator.pools, state[0], strict=True):
+            zone = pool.node.labels.get(ZONE)
+            if zone is None or _affinity_refuses(pod, pool):
+                continue
+            counts[zone] = counts.get(zone, 0) + sum(g == pod.workload for n in nodes for g, _ in n.content)
+        return counts
+
+    def choose(pod: PodSpec, found: Sequence[Candidate], state: State) -> Sequence[Candidate]:
         if len(found) < 2:
             return found
         shaped = []
@@ -323,16 +424,22 @@ def _scorer(simulator: ScenarioSimulator, minor: str, scoring: Any) -> NodeScore
             for claim in pod.claims:
                 ranks.append(tuple(sorted({(p.alternative.label, p.alternative.rank) for p in c.picks
                                            if p.claim == claim.entry and p.alternative.subrequest is not None})))
+            requested = (c.state.cpu_m, c.state.memory)
+            # LeastAllocated counts the node's and the pod's non-zero requests (a container without one counts
+            # 100m / 200Mi); NodeShape adds the pod's real request to its base, so the base makes up the difference
+            nonzero = (c.state.nonzero[0] + pod.nonzero[0] - pod.cpu_m,
+                       c.state.nonzero[1] + pod.nonzero[1] - pod.memory_bytes)
             shaped.append(scoring.Candidate(
                 key=c, labels=pool.node.labels, taints=tuple(pool.node.taints),
-                shapes=(scoring.NodeShape((pool.cpu_m, pool.memory_mib * mib),
-                                          (c.state.cpu_m, c.state.memory_mib * mib)),),
+                shapes=(scoring.NodeShape((pool.cpu_m, pool.memory), requested, nonzero),),
                 pods_here=sum(1 for group, _ in c.state.content if group == pod.workload),
                 subrequests=tuple(tuple(rank for _, rank in claim) for claim in ranks),
                 count=c.count))
-        request = scoring.ScoredPod((pod.cpu_m, pod.memory_mib * mib), tolerations=tuple(pod.tolerations),
-                                    spread=kinds.get(pod.workload) == "Deployment")
-        best = scoring.winners(scoring.score(profile, request, shaped), profile)
+        spread = kinds.get(pod.workload) == "Deployment"
+        request = scoring.ScoredPod((pod.cpu_m, pod.memory_bytes), preferred=tuple(pod.preferred_terms),
+                                    tolerations=tuple(pod.tolerations), spread=spread)
+        zones = zone_counts(pod, state) if spread else None
+        best = scoring.winners(scoring.score(profile, request, shaped, zones), profile)
         return [s.candidate.key for s in best]
 
     return choose
