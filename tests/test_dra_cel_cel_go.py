@@ -11,8 +11,8 @@ v1.35.4's own answer to the runtime cases below; reduced-admission.json the API 
 """
 
 import pytest
-
 from gpu_fungibility.dra_cel import CelCompileError, CelEvaluationError, Device, Quantity, Semver, matches
+
 from policies.cel import compile_error
 
 NIC = "nic.example.com"

@@ -6,8 +6,8 @@ reduced-byte-quantities).
 """
 
 import pytest
-
 from gpu_fungibility.pod_requests import Requests, pod_requests
+
 from simulator.workloads import pod_spec
 from verify.snapshot import pod_requests as verify_pod_requests
 
