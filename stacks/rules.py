@@ -23,7 +23,7 @@ Issues = list[tuple[str, str]]
 def cross_field_issues(cfg: StackConfig) -> Issues:
     issues: Issues = []
     for check in (_pool_fields, _compute_classes, _shared_claims, _workloads, _shared_mig_pools, _mig_classes,
-                  zone_rules.zone_issues, _kubernetes_version):
+                  _device_class_cel, zone_rules.zone_issues, _kubernetes_version):
         issues.extend(check(cfg))
     return issues
 
@@ -268,6 +268,28 @@ def _mig_classes(cfg: StackConfig) -> Issues:
             issues.append((f"deviceClasses.{name}.minMemoryGi",
                            f"no MIG slice this stack cuts has {dc.min_memory_gi} GiB as NVML reports it ({have}): "
                            "the class would select nothing"))
+    return issues
+
+
+def _device_class_cel(cfg: StackConfig) -> Issues:
+    """The CEL a DeviceClass's ``expressions`` make, as the API server compiles it: an expression it refuses
+    (a type error, ``q.sign()`` as a method, an invalid regex literal, a list literal of two types) is an error
+    here, with the compiler's reason; CEL Kubernetes accepts and the simulator cannot evaluate is not."""
+    from gpu_fungibility import device_selectors, dra_cel
+
+    issues: Issues = []
+    for name, dc in cfg.device_classes.items():
+        for i, expression in enumerate(dc.expressions):
+            try:
+                dra_cel.compile_expression(expression)
+                dra_cel.compile_expression(device_selectors.device_class_expression(
+                    dc.driver, min_memory_gi=dc.min_memory_gi, product_names=dc.product_names,
+                    architectures=dc.architectures, expressions=[expression], devices=dc.devices))
+            except dra_cel.CelUnsupportedError:
+                continue
+            except dra_cel.CelCompileError as exc:
+                issues.append((f"deviceClasses.{name}.expressions[{i}]",
+                               f"the API server refuses this CEL: {exc.detail.splitlines()[0]}"))
     return issues
 
 
