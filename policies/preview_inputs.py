@@ -13,7 +13,11 @@ be absent, and the pack would refuse every first deployment (and miss what is wr
 analyzer per preview and calls ``Analyze`` for every resource before ``AnalyzeStack``), and gives an
 ``AnalyzeStack`` resource whose properties are empty those inputs instead. It is what the engine itself
 did before provider previews (``PULUMI_LEGACY_PROVIDER_PREVIEW``: "return the inputs as the state"), and
-what a Kubernetes object's outputs are made of (its spec as sent, plus status). Values inside the inputs
+what a Kubernetes object's outputs are made of (its spec as sent, plus status). Likewise a top-level output
+of a cloud resource that is unknown and that the program did not set (a GKE cluster's
+``controlPlaneEndpointsConfig`` left to GKE) is dropped: the rules judge an unset setting as the cloud's
+default, as they do on the offline plan, and the provider computing it is the default being applied. Values
+inside the inputs
 that flow from other resources' outputs stay unknown (the engine's sentinels), and the rules treat them as
 unknown (:mod:`policies.unknowns`). A resource whose inputs the process has not seen keeps its empty
 properties, and the rules report it as not judged until known.
@@ -41,13 +45,26 @@ def remember(request: Any) -> None:
 
 
 def fill(request: Any) -> int:
-    """Give each resource of an ``AnalyzeStackRequest`` with empty properties the inputs kept for it; how many."""
-    filled = 0
+    """Give each resource of an ``AnalyzeStackRequest`` with empty properties the inputs kept for it, and drop
+    from the others the top-level outputs that are unknown and that the program did not set; how many changed."""
+    from .unknowns import SENTINELS
+
+    changed = 0
     for item in request.resources:
-        if len(item.properties.fields) == 0 and item.urn in _inputs and len(_inputs[item.urn].fields):
-            item.properties.CopyFrom(_inputs[item.urn])
-            filled += 1
-    return filled
+        inputs = _inputs.get(item.urn)
+        if inputs is None:
+            continue
+        fields = item.properties.fields
+        if len(fields) == 0 and len(inputs.fields):
+            item.properties.CopyFrom(inputs)
+            changed += 1
+            continue
+        unset = [key for key in fields if key not in inputs.fields
+                 and fields[key].WhichOneof("kind") == "string_value" and fields[key].string_value in SENTINELS]
+        for key in unset:
+            del fields[key]
+        changed += bool(unset)
+    return changed
 
 
 def forget() -> None:

@@ -24,8 +24,8 @@ engine knows only what the program wrote down (pulumi v3.274.1, ``pkg/resource/d
 
 :func:`first_preview` writes each step's ``newState.inputs`` with the engine's unknown sentinel
 (``04da6b54-80e4-46f7-96ec-b56ff0331ba9``, what ``pulumi preview --json`` prints for an unknown value and
-what the Analyzer protocol carries) and ``newState.outputs`` (empty where the provider is unconfigured, the
-inputs elsewhere). ``python -m policy_gate.first_preview build/dev/plan.json out.json`` writes one; then
+what the Analyzer protocol carries) and ``newState.outputs`` (empty where the provider is unconfigured;
+elsewhere the inputs, and what the provider computes unknown, as the project's stand-in providers preview it). ``python -m policy_gate.first_preview build/dev/plan.json out.json`` writes one; then
 ``make policy-check PLAN=out.json`` runs the pack over it as ``pulumi preview --policy-pack`` would.
 """
 
@@ -146,6 +146,25 @@ def _first_preview_inputs(state: Mapping[str, Any], by_urn: Mapping[str, Mapping
     return inputs
 
 
+def _unknown_over(inputs: Any, outputs: Any) -> Any:
+    """Outputs before the resource exists: what echoes the inputs stays, every computed value is unknown."""
+    if isinstance(inputs, Mapping) and isinstance(outputs, Mapping):
+        return {k: _unknown_over(inputs[k], v) if k in inputs else UNKNOWN for k, v in outputs.items()}
+    return inputs if inputs == outputs else UNKNOWN
+
+
+def _outputs(type_: str, urn: str, original: Mapping[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    """A configured provider's preview of a create: the inputs, and the outputs it computes (the offline plan's
+    table of them, :data:`offline_plan.mocks.OUTPUTS_BY_TYPE`) unknown."""
+    try:
+        from offline_plan.mocks import OUTPUTS_BY_TYPE
+    except ImportError:  # the gate without the offline plan: the inputs only
+        return copy.deepcopy(inputs)
+    extra = OUTPUTS_BY_TYPE.get(type_)
+    computed = extra(urn.rsplit("::", 1)[-1], dict(original)) if extra else {}
+    return _unknown_over(inputs, {**inputs, **computed})
+
+
 def _provider_urn(reference: str) -> str:
     return reference.rsplit("::", 1)[0] if reference.count("::") >= 4 else reference
 
@@ -168,7 +187,8 @@ def first_preview(plan: Mapping[str, Any]) -> dict[str, Any]:
         if state.get("custom") is not False and provider in unconfigured:
             state["outputs"] = {}
         else:
-            state["outputs"] = copy.deepcopy(state["inputs"])
+            state["outputs"] = _outputs(type_, str(original.get("urn", "")), original.get("inputs") or {},
+                                        state["inputs"])
         by_urn[str(original.get("urn", ""))] = original
     return document
 

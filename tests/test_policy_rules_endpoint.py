@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from policies.rules.endpoint import validate_control_plane_reachable
+from policies.unknowns import NotJudged
 from tests.policy_fixtures import R, run_stack_rule
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
@@ -111,7 +112,8 @@ def test_only_providers_built_from_the_cluster_are_judged():
 
 def test_values_unknown_in_a_preview_are_not_judged():
     cluster = gke_cluster(blocks=[block("[unknown]")])
-    assert check([cluster, provider_of(cluster)]) == []
+    with pytest.raises(NotJudged, match="masterAuthorizedNetworksConfig of cluster"):  # advisory, no violation
+        check([cluster, provider_of(cluster)])
 
 
 # ---- EKS ---------------------------------------------------------------------------------------------
@@ -194,4 +196,5 @@ def test_a_public_aks_api_server_admits_its_authorized_ranges():
 
 def test_unknown_aks_access_is_not_judged():
     cluster = aks_cluster(private="[unknown]")  # type: ignore[arg-type]
-    assert check([*vnet(), cluster, provider_of(cluster)]) == []
+    with pytest.raises(NotJudged, match="apiServerAccessProfile.enablePrivateCluster of cluster"):
+        check([*vnet(), cluster, provider_of(cluster)])

@@ -238,3 +238,49 @@ def test_an_eks_group_whose_minimum_is_unknown_is_not_judged():
     rule = next(p for p in POLICIES if p.name == "eks-dra-scale-from-zero").validate
     violations, pending = run_resource(rule, group)
     assert violations.violations == [] and "scalingConfig.minSize" in pending[0]
+
+
+def test_an_endpoint_setting_not_known_yet_is_not_judged():
+    from policies.rules.endpoint import validate_control_plane_reachable
+
+    cluster = R("gcp:container/cluster:Cluster", "cluster", {
+        "name": "c", "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": STRING}},
+        "privateClusterConfig": {"enablePrivateEndpoint": True}})
+    provider = R("pulumi:providers:kubernetes", "k8s", {"kubeconfig": STRING}, dependencies=[cluster.urn])
+    violations, pending = run(validate_control_plane_reachable, [cluster, provider])
+    assert violations.violations == []
+    assert "controlPlaneEndpointsConfig.dnsEndpointConfig.allowExternalTraffic" in pending[0]
+    cluster.props["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["allowExternalTraffic"] = False
+    violations, pending = run(validate_control_plane_reachable, [cluster, provider])
+    assert len(violations.violations) == 1 and pending == []
+
+
+def test_the_stack_call_gets_the_inputs_the_same_pack_analyzed_while_outputs_are_unknown():
+    """policies/preview_inputs.py on the Analyzer messages themselves (what the engine sends in a first preview)."""
+    from google.protobuf import struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2
+
+    from policies import preview_inputs
+
+    def struct(value):
+        message = struct_pb2.Struct()
+        message.update(value)
+        return message
+
+    release = "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::dra"
+    cluster = "urn:pulumi:s::p::gcp:container/cluster:Cluster::c"
+    never_analyzed = "urn:pulumi:s::p::kubernetes:core/v1:Namespace::ns"
+    preview_inputs.forget()
+    preview_inputs.remember(analyzer_pb2.AnalyzeRequest(urn=release, properties=struct(
+        {"chart": "dra-driver-nvidia-gpu", "namespace": STRING})))
+    preview_inputs.remember(analyzer_pb2.AnalyzeRequest(urn=cluster, properties=struct({"name": "c"})))
+    request = analyzer_pb2.AnalyzeStackRequest(resources=[
+        analyzer_pb2.AnalyzerResource(urn=release, properties=struct({})),
+        analyzer_pb2.AnalyzerResource(urn=cluster, properties=struct(
+            {"name": "c", "endpoint": STRING, "controlPlaneEndpointsConfig": STRING})),
+        analyzer_pb2.AnalyzerResource(urn=never_analyzed, properties=struct({}))])
+    assert preview_inputs.fill(request) == 2
+    assert dict(request.resources[0].properties) == {"chart": "dra-driver-nvidia-gpu", "namespace": STRING}
+    assert dict(request.resources[1].properties) == {"name": "c"}  # computed, and not set by the program
+    assert dict(request.resources[2].properties) == {}  # unknown whole: the rules say it is not judged
+    preview_inputs.forget()

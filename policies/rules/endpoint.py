@@ -48,6 +48,7 @@ from typing import Any
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, dig, plain
+from ..unknowns import Pending, dig_known, has_unknown
 from .common import config_list
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -164,6 +165,16 @@ def aks_unreachable(cluster: Mapping[str, Any], vnet_ranges: list[Network] | Non
             f"({', '.join(str(r) for r in runner_ranges)})")
 
 
+#: The settings each cluster type's verdict is decided on: while one is unknown, the cluster is not judged.
+_DECIDING: dict[str, tuple[tuple[str, ...], ...]] = {
+    GKE_CLUSTER: (("controlPlaneEndpointsConfig", "dnsEndpointConfig", "allowExternalTraffic"),
+                  ("controlPlaneEndpointsConfig", "ipEndpointsConfig", "enabled"),
+                  ("privateClusterConfig", "enablePrivateEndpoint"), ("masterAuthorizedNetworksConfig",)),
+    EKS_CLUSTER: (("vpcConfig", "endpointPublicAccess"),),
+    AKS_CLUSTER: (("apiServerAccessProfile", "enablePrivateCluster"), ("apiServerAccessProfile", "authorizedIPRanges")),
+}
+
+
 def validate_control_plane_reachable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     resources = list(args.resources)
     runner_ranges = networks(config_list(args.get_config(), "runnerCidrs"))
@@ -177,12 +188,22 @@ def validate_control_plane_reachable(args: StackValidationArgs, report_violation
                               for p in dig(plain(r.props), "addressSpace", "addressPrefixes", default=[]) or []),
                             *(plain(r.props).get("addressPrefix") for r in of_type[AZURE_SUBNET])]) if vnets else None
     clusters = {r.urn: r for r in resources if r.resource_type in (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)}
+    pending = Pending()
     for provider in (r for r in resources if r.resource_type == K8S_PROVIDER):
         for dependency in provider.dependencies or []:
             cluster = clusters.get(getattr(dependency, "urn", None))
             if cluster is None:
                 continue
             props = plain(cluster.props)
+            unknown = [".".join(path) for path in _DECIDING[cluster.resource_type]
+                       if not dig_known(props, *path)[0] or has_unknown(dig(props, *path))]
+            if cluster.resource_type == EKS_CLUSTER and any(
+                    has_unknown([r.get("cidrIpv4"), r.get("fromPort"), r.get("toPort"), r.get("ipProtocol")])
+                    for r in ingress):
+                unknown.append("the ranges and ports of its security group rules")
+            if unknown:
+                pending.add(", ".join(unknown), f"cluster {cluster.name} ({cluster.urn})")
+                continue
             if cluster.resource_type == GKE_CLUSTER:
                 problem = gke_unreachable(props, subnet_ranges, runner_ranges)
                 fix = ("Keep controlPlane.dnsEndpoint true (the IAM-authorized DNS endpoint), make the IP endpoint "
@@ -203,3 +224,4 @@ def validate_control_plane_reachable(args: StackValidationArgs, report_violation
                     f"resources. {fix}",
                     provider.urn,
                 )
+    pending.finish()

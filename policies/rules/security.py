@@ -23,7 +23,7 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from ..stack_view import UNKNOWN, dig, res_of
+from ..stack_view import UNKNOWN, WORKLOAD_KINDS, dig, res_of
 from ..unknowns import NotJudged, has_unknown, is_unknown
 from .common import config_list, containers, pod_spec, pod_spec_problem
 
@@ -115,7 +115,7 @@ def validate_secrets_from_secret_store(args: ResourceValidationArgs, report_viol
         problem = pod_spec_problem(res)
         if problem:
             report_violation(f"{res.kind} {res.k8s_name}: {problem}", None)
-        elif has_unknown(res.props.get("spec")):
+        elif (res.kind or res.type.rsplit(":", 1)[-1]) in WORKLOAD_KINDS and has_unknown(res.props.get("spec")):
             raise NotJudged([f"the pod spec of {res.kind} {res.k8s_name} ({res.urn})"])
         return
     pending = []
