@@ -40,7 +40,7 @@ def test_cel_the_api_server_refuses_is_a_config_error(expression, words):
     f"sign({MEMORY}) == 1",
     f"{PRODUCT}.matches('^NVIDIA (H100|H200)')",
     f"sets.contains(['NVIDIA H100 80GB HBM3'], [{PRODUCT}])",
-    f"device.attributes['gpu.nvidia.com'].?productName.orValue('') != ''",
+    "device.attributes['gpu.nvidia.com'].?productName.orValue('') != ''",
     f"{MEMORY}.compareTo(quantity('40Gi')) >= 0",
 ])
 def test_cel_the_api_server_accepts_is_accepted(expression):
