@@ -316,3 +316,61 @@ def test_observe_marks_the_pods_the_harness_saw_flapping():
              "spec": {}, "status": {}} for n in ("s9-g0-0", "s9-g0-1")]
     observed = differential.observe(document, pods, [], flapping={"differential/s9-g0-1"})
     assert [p.get("flapping", False) for p in observed["pods"]] == [False, True]
+
+
+def test_the_report_counts_non_trivial_agreements_and_enforces_its_caps(generated):
+    """An agreement where kube-scheduler placed nothing is trivial; an undetermined answer is no agreement."""
+    cases = differential.simulate_all([sc.document() for sc in generated[:20]])
+    for case in cases:
+        pods, claims = api_answer(case.document, next(iter(case.answer.layouts)))
+        case.observed = differential.observe(case.document, pods, claims)
+        case.verdict = differential.compare(case.document, case.observed, case.answer)
+    report = differential.Report(SEED, "1.35", "v1.35.4", cases, 3.0, 0.5)
+    placed = [c for c in cases if any(p["node"] for p in c.observed["pods"])]
+    data = report.to_json()
+    assert data["nontrivial"] == len(placed) and data["nontrivialAgreeing"] == len(placed)
+    assert f"non-trivial (kube-scheduler placed a pod): {len(placed)} of {len(placed)}" in report.render()
+    undecided = cases[0]
+    undecided.verdict = differential.Verdict(undecided.document["name"], True, False, undecided="too many ways")
+    assert undecided not in report.agreeing and data["agreeing"] - 1 == report.to_json()["agreeing"]
+    assert report.to_json()["undetermined"] == [undecided.document["name"]]
+    for case in cases[:10]:  # half the run undeterminate: under the 70% floor
+        case.verdict.determinate = False
+    for case in cases[10:11]:  # 1 of 20 not judged: over the 2% cap
+        case.verdict.unjudged = differential.FLAPPING
+    broken = report.cap_violations()
+    assert any("not judged, more than 2%" in v for v in broken) and any("determinate, fewer than 70%" in v
+                                                                          for v in broken)
+    assert "CAP BROKEN" in report.render()
+
+
+@pytest.mark.parametrize("text, classes", [
+    ("Unschedulable: 0/3 nodes are available: 3 cannot allocate all claims.", {"devices"}),
+    ("Unschedulable: 0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint "
+     "{nvidia.com/gpu: present}.", {"cpu/memory", "affinity/taints"}),
+    ("Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+     {"affinity/taints"}),
+    ("the allocator refuses claim gpu: no device matches", {"devices"}),
+    ("", set()), (None, set()),
+])
+def test_a_pending_reason_has_a_class(text, classes):
+    assert differential.reason_class(text) == classes
+
+
+def test_a_pending_reason_of_another_class_is_a_disagreement(generated):
+    """Where both sides say why a group stays pending, the reasons' classes must meet."""
+    case, layout = next((c, layout) for c in differential.simulate_all([sc.document() for sc in generated[:60]])
+                        for layout in c.answer.layouts if layout[1])
+    pods, claims = api_answer(case.document, layout)
+    group = layout[1][0]
+    for pod in pods:
+        for condition in pod["status"].get("conditions", ()):
+            condition["message"] = "0/2 nodes are available: 2 Insufficient cpu."
+    observed = differential.observe(case.document, pods, claims)
+    case.answer.problems[group] = "the allocator refuses claim gpu: no device matches"
+    verdict = differential.compare(case.document, observed, case.answer)
+    assert not verdict.agrees and verdict.groups_differing == [group]
+    assert "kube-scheduler keeps it pending for cpu/memory, the simulator for devices" in verdict.detail
+    assert verdict.reasons == {group: (["cpu/memory"], ["devices"])}
+    case.answer.problems[group] = "the API server rejects the pod's resource requests: too much cpu"
+    assert differential.compare(case.document, observed, case.answer).agrees
