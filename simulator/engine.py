@@ -332,7 +332,8 @@ class Simulation:
                 branch.shared[claim.source] = SharedAllocation(choice.pool, choice.node, mine)
             picks.extend(mine)
         branch.set_node(choice.pool, choice.node, NodeState(
-            state.in_use | {p.device.uid for p in choice.picks}, state.cpu_m + pod.cpu_m,
+            state.in_use | {p.device.uid for p in choice.picks if not p.alternative.admin_access},
+            state.cpu_m + pod.cpu_m,
             state.memory_mib + pod.memory_mib, (*state.replicas, key)))
         node = self.node(choice.pool, choice.node)
         branch.history[key] = Outcome(

@@ -228,3 +228,13 @@ def test_only_spot_pools_are_reclaimed(cfg):
         simulate(cfg, gpu_objects(), reclaim=["a100-80gb"])
     with pytest.raises(SimulationError, match="unknown pool in reclaim: h100"):
         simulate(cfg, gpu_objects(), reclaim=["h100"])
+
+
+def test_admin_access_replicas_take_no_device(cfg):
+    """An adminAccess request may have a device in use and takes none (recorded on kube-scheduler v1.35.4:
+    tests/fixtures/differential/reduced-admin-access.json), so replicas pile onto the pool's first GPUs."""
+    plain = simulate(cfg, _template(count=1), replicas={"vllm-gpu": 2}).of("vllm-gpu")
+    admin = simulate(cfg, _template(count=1, adminAccess=True), replicas={"vllm-gpu": 2}).of("vllm-gpu")
+    assert [r.status for r in admin] == [SCHEDULED, SCHEDULED]
+    assert admin[0].node == admin[1].node and admin[0].devices == admin[1].devices
+    assert {(r.node, r.devices) for r in plain if r.status == SCHEDULED} != {(admin[0].node, admin[0].devices)}
