@@ -34,14 +34,21 @@ import functools
 from typing import Any
 
 _MARK = "_gpu_fungibility_preview_inputs"
-#: URN -> the properties (a ``google.protobuf.Struct``) its last ``Analyze`` request carried.
-_inputs: dict[str, Any] = {}
+#: URN -> the properties its last ``Analyze`` request carried, serialized (a few bytes per property; the
+#: request itself is not kept alive).
+_inputs: dict[str, bytes] = {}
 
 
 def remember(request: Any) -> None:
     """Keep the inputs of one ``AnalyzeRequest``."""
     if request.urn:
-        _inputs[request.urn] = request.properties
+        _inputs[request.urn] = request.properties.SerializeToString()
+
+
+def _kept(urn: str) -> Any:
+    from google.protobuf import struct_pb2
+
+    return struct_pb2.Struct.FromString(_inputs[urn])
 
 
 def fill(request: Any) -> int:
@@ -51,16 +58,21 @@ def fill(request: Any) -> int:
 
     changed = 0
     for item in request.resources:
-        inputs = _inputs.get(item.urn)
-        if inputs is None:
+        if item.urn not in _inputs:
             continue
         fields = item.properties.fields
-        if len(fields) == 0 and len(inputs.fields):
-            item.properties.CopyFrom(inputs)
-            changed += 1
+        if len(fields) == 0:
+            inputs = _kept(item.urn)
+            if len(inputs.fields):
+                item.properties.CopyFrom(inputs)
+                changed += 1
             continue
-        unset = [key for key in fields if key not in inputs.fields
-                 and fields[key].WhichOneof("kind") == "string_value" and fields[key].string_value in SENTINELS]
+        unknown = [key for key in fields
+                   if fields[key].WhichOneof("kind") == "string_value" and fields[key].string_value in SENTINELS]
+        if not unknown:
+            continue
+        inputs = _kept(item.urn)
+        unset = [key for key in unknown if key not in inputs.fields]
         for key in unset:
             del fields[key]
         changed += bool(unset)

@@ -97,3 +97,18 @@ def test_a_pack_that_never_saw_the_inputs_refuses_nothing_it_cannot_know():
     not_judged = {d.policy for d in diagnostics if "not judged until known" in d.message}
     assert {"dra-pool-served", "claim-shape", "gke-dra-driver-install", "dra-reachable-pools-served"} <= not_judged
     assert any("nvidia-dra-release" in d.message for d in diagnostics if d.policy == "dra-pool-served")
+
+
+def test_the_runtime_as_it_ships_judges_a_first_preview_the_same(monkeypatch, pack):
+    """GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME leaves pulumi-policy's runtime as it ships: the inputs kept for
+    AnalyzeStack do not depend on the project's faster decoding."""
+    from policies.runtime import GENERIC_RUNTIME_ENV
+
+    plan = plan_of("eks-dev")
+    eks_group(plan, "l40s")["inputs"]["labels"]["nvidia.com/gpu.dra"] = "false"
+    plan = first_preview(plan)
+    monkeypatch.setenv(GENERIC_RUNTIME_ENV, "1")
+    generic = run_gate(plan)
+    monkeypatch.delenv(GENERIC_RUNTIME_ENV)
+    assert {(v.policy, v.urn) for v in generic.mandatory} == {(v.policy, v.urn) for v in run_gate(plan, pack=pack).mandatory}
+    assert any(v.policy == "dra-reachable-pools-served" for v in generic.mandatory)
