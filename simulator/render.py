@@ -99,8 +99,7 @@ def render_markdown(result: SimulationResult) -> str:
     """A Markdown section for summary.md: the placement table and the pools' final sizes."""
     lines = ["| workload | replica | status | pool | node | devices | TP | alternative | reason |",
              "|---|---:|---|---|---|---|---:|---|---|"]
-    for r in result.replicas:  # every replica its row (summary.md is cut to fit a comment when long)
-        cells = _row(r)
+    for cells in _rows(result):  # a run of replicas with one outcome is one more row, as in the table
         lines.append("| " + " | ".join(_md(c) if c not in ("-", "") else c for c in cells) + " |")
     if not result.replicas:
         lines.append("| _no workload with resource claims_ | | | | | | | | |")

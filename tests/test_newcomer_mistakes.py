@@ -238,3 +238,20 @@ def test_machine_lists_in_messages_sort_as_people_read_numbers():
     assert message.index("g2-standard-4") < message.index("g2-standard-8") < message.index("g2-standard-12")
     assert catalog.natural_sorted(["g6.12xlarge", "g6.2xlarge", "Standard_NC16as_T4_v3", "Standard_NC8as_T4_v3"]) == [
         "g6.2xlarge", "g6.12xlarge", "Standard_NC8as_T4_v3", "Standard_NC16as_T4_v3"]
+
+
+# --- a hundred million replicas ------------------------------------------------------------------------------
+
+def test_a_hundred_million_pending_replicas_are_counted_and_rendered_as_one_run():
+    from simulator.advisories import replica_advisories
+    from simulator.render import render_markdown
+    from simulator.results import PENDING, SCHEDULED, Placements, ReplicaPlacement, SimulationResult
+
+    runs = Placements([(ReplicaPlacement("chat", 1, SCHEDULED, "t4spot"), 0),
+                       (ReplicaPlacement("chat", 2, PENDING, reason="no capacity"), 99_999_998)])
+    result = SimulationResult("aks", runs, [])
+    assert len(result.replicas) == 100_000_000
+    assert replica_advisories(result) == ["chat: 1 of 100000000 replicas fit at the pools' maximum; the other "
+                                          "99999999 stay pending (no capacity)"]
+    table_rows = [line for line in render_markdown(result).splitlines() if line.startswith("| chat |")]
+    assert len(table_rows) == 3 and "99,999,998 more replicas pending" in table_rows[-1]
