@@ -139,9 +139,25 @@ def read_json(path: Path | str, limits: Limits) -> Any:
     return parse_json(read_text(path, limits), path, limits)
 
 
+class NotJsonConstant(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's decoder takes them, JSON (RFC 8259) has no such numbers."""
+
+    def __init__(self, name: str):
+        self.name = name
+        super().__init__(f"{name} is not a JSON number (RFC 8259 has no NaN or Infinity; "
+                         "`pulumi preview --json` never writes one)")
+
+
+def reject_constant(name: str) -> Any:
+    """``parse_constant`` for :mod:`json`: refuse the input instead of handing a float NaN on to the reader."""
+    raise NotJsonConstant(name)
+
+
 def parse_json(text: str, path: Path | str, limits: Limits) -> Any:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=reject_constant)
+    except NotJsonConstant as exc:
+        raise InputFileError(path, f"not valid JSON: {exc}") from None
     except RecursionError:
         raise InputFileError(path, f"nested too deep (more than {limits.max_depth} levels)") from None
     except json.JSONDecodeError as exc:

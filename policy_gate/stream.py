@@ -31,7 +31,7 @@ CHUNK = 1 << 20
 #: 2 GiB is about 500,000 resources of a GPU stack, and the deepest step is bounded as before.
 STREAMED_PREVIEW = Limits(max_bytes=2 * 2**30, max_depth=input_files.PREVIEW_JSON.max_depth)
 _WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(parse_constant=input_files.reject_constant)  # NaN and Infinity are not JSON
 
 
 class NotAnObject(Exception):
@@ -132,6 +132,8 @@ class StreamedSteps:
             except RecursionError:
                 raise InputFileError(self.path, f"nested too deep (more than {self.limits.max_depth} levels)") \
                     from None
+            except input_files.NotJsonConstant as exc:  # where the value holding it starts
+                raise self._invalid(self._pos, str(exc)) from None
             except json.JSONDecodeError as exc:
                 into = exc.pos - self._pos  # the buffer may move while reading more
                 if self._more(at_least=len(self._buf) - self._pos):  # maybe cut by the chunk: read more, retry

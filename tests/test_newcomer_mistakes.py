@@ -255,3 +255,28 @@ def test_a_hundred_million_pending_replicas_are_counted_and_rendered_as_one_run(
                                           "99999999 stay pending (no capacity)"]
     table_rows = [line for line in render_markdown(result).splitlines() if line.startswith("| chat |")]
     assert len(table_rows) == 3 and "99,999,998 more replicas pending" in table_rows[-1]
+
+
+# --- a preview carrying NaN ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_the_policy_gate_refuses_a_preview_carrying_a_non_json_number(constant, tmp_path, capsys):
+    from policy_gate.__main__ import main as gate_main
+
+    preview = tmp_path / "preview.json"
+    preview.write_text('{"steps": [{"op": "create", "urn": "urn:pulumi:s::p::kubernetes:apps/v1:Deployment::d", '
+                       '"newState": {"type": "kubernetes:apps/v1:Deployment", "inputs": {"spec": {"replicas": '
+                       f'{constant}}}}}}}]}}')
+    assert gate_main([str(preview)]) == 2
+    err = capsys.readouterr().err
+    assert "not valid JSON (line 1, column" in err and f"{constant.lstrip('-')} is not a JSON number" in err, err
+    assert "policy pack failed" not in err
+
+
+def test_a_json_input_read_whole_refuses_nan_too(tmp_path):
+    import input_files
+
+    path = tmp_path / "x.json"
+    path.write_text('{"a": NaN}')
+    with pytest.raises(input_files.InputFileError, match="NaN is not a JSON number"):
+        input_files.read_json(path, input_files.PREVIEW_JSON)
