@@ -229,7 +229,8 @@ def unknown_class(name: str) -> Scenario:
 
 @case("cel-go's heterogeneous equality and cross-type ordering pick NICs: index < 1.5 (int against double) "
       "selects two, index >= 2u (against uint) one, model == 100 none (false, not an error), 'x' == version is "
-      "false while version == 'x' is an error (Kubernetes' Semver.Equal), string(version) has no overload.")
+      "false while version == 'x' is an error (Kubernetes' Semver.Equal) and version != 'x' true (cel-go's "
+      "evalNe), string(version) has no overload.")
 def cel_cross_types(name: str) -> Scenario:
     sc = _scenario(name, _pool(name, "p0", "cpu", cpu=16), family="cel")
     sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
@@ -247,6 +248,7 @@ def cel_cross_types(name: str) -> Scenario:
         (1, f"{attr}.firmware == '1.9.0'"),
         (1, f"string({attr}.firmware) == '1.9.0'"),
         (1, f"sets.contains(['cx6', 'cx7'], [{attr}.model]) && {attr}.?vendor.orValue('none') == 'none'"),
+        (1, f"{attr}.firmware != '1.9.0'"),
     ]):
         _claimed(sc, f"g{i}", [{"name": "nic", "exactly": _exactly(nic, count, expression)}],
                  pod=_pod(name, tolerations=[{"operator": "Exists"}]))

@@ -34,6 +34,7 @@ def nic():
     (f"{A}.index == 1u", True),
     (f"{A}.index != 'one'", True),
     (f"'2.1.0' == {A}.firmware", False),  # string.Equal(version): false
+    (f"{A}.firmware != '2.1.0'", True),  # evalNe: Equal(version, string) is an error, and not true
     (f"{A}.index in [0, 1, 2]", True),
     (f"{A}.model in ['cx6', 'e810']", False),
     # cross-type numeric ordering
