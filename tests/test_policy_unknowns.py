@@ -284,3 +284,24 @@ def test_the_stack_call_gets_the_inputs_the_same_pack_analyzed_while_outputs_are
     assert dict(request.resources[1].properties) == {"name": "c"}  # computed, and not set by the program
     assert dict(request.resources[2].properties) == {}  # unknown whole: the rules say it is not judged
     preview_inputs.forget()
+
+
+def test_a_workload_whose_pod_spec_is_unknown_is_named_by_every_rule_that_reads_workloads():
+    stack = gke_stack()
+    find(stack, "vllm-gpu").props["spec"]["template"] = STRING
+    for name in ("dra-reachable-pools-served", "claim-alternative-satisfiable", "preference-follows-claim",
+                 "serving-requests-fit-nodes", "claim-follows-compute-class"):
+        policy = next(p for p in STACK_POLICIES if p.name == name)
+        violations, pending = run(policy.validate, stack)
+        assert violations.violations == [], name
+        assert any("pod spec of Deployment vllm-gpu" in item for item in pending), (name, pending)
+
+
+def test_a_device_class_whose_selectors_are_unknown_is_not_read_as_selecting_everything():
+    from policies.rules.reach import _class_selectors
+
+    device_class = R("kubernetes:resource.k8s.io/v1:DeviceClass", "big-gpu", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "big-gpu"},
+        "spec": {"selectors": STRING}})
+    view = StackView.from_policy_resources(stack_args([device_class]).resources)
+    assert _class_selectors(view)["big-gpu"] == [UNKNOWN]

@@ -43,7 +43,7 @@ from .. import facts
 from ..cel import compile_error
 from ..stack_view import AKS_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from ..unknowns import Pending, has_unknown, is_unknown, unknown_paths
-from .common import pod_spec
+from .common import note_unknown_pod_specs, pod_spec
 
 MAX_SUBREQUESTS = 8
 #: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation holds.
@@ -467,6 +467,7 @@ def validate_claim_follows_compute_class(args: StackValidationArgs, report_viola
     view = StackView.from_policy_resources(args.resources)
     pending = Pending()
     view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
+    note_unknown_pod_specs(view, pending)
     checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
         checks[clouds.profile(view.cloud).name](view, report_violation, pending)

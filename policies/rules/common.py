@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Res, dig
+from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Res, StackView, dig
+from ..unknowns import Pending, is_unknown
 
 _POD_SPEC_PATHS = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
 
@@ -45,6 +46,23 @@ def pod_spec(res: Res) -> dict[str, Any] | None:
     else:
         spec = dig(res.props, "spec", "template", "spec")
     return spec if isinstance(spec, Mapping) else None
+
+
+def note_unknown_pod_specs(view: StackView, pending: Pending) -> bool:
+    """Name to ``pending`` every known workload object whose pod spec (or a step to it) is unknown; whether any."""
+    found = False
+    for res in view.kubernetes():
+        kind = res.kind or res.type.rsplit(":", 1)[-1]
+        if kind not in WORKLOAD_KINDS or pod_spec(res) is not None:
+            continue
+        node: Any = res.props
+        for key in _POD_SPEC_PATHS.get(kind, ("spec", "template", "spec")):
+            node = node.get(key) if isinstance(node, Mapping) else None
+            if is_unknown(node):
+                pending.add("its pod spec", f"{res.title} ({res.urn})")
+                found = True
+                break
+    return found
 
 
 def containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:

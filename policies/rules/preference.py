@@ -27,6 +27,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from ..stack_view import WORKLOAD_KINDS, Pool, StackView, dig
 from ..unknowns import Pending, has_unknown
 from .claims import _alternatives, _claims_of, _pool_for, _workloads
+from .common import note_unknown_pod_specs
 
 
 def preferred_terms(spec: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
@@ -55,6 +56,7 @@ def preference_problems(view: StackView, pending: Pending | None = None) -> list
     problems = []
     if pending is not None:
         view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
+        note_unknown_pod_specs(view, pending)
     for workload, spec in _workloads(view):
         if pending is not None and has_unknown([spec.get("affinity"), spec.get("resourceClaims")]):
             pending.add("its pods' affinity or claims", f"{workload.title} ({workload.urn})")

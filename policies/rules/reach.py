@@ -36,8 +36,9 @@ from gpu_fungibility.versions import later_all_takes_the_first_alternative
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
-from ..unknowns import Pending, has_unknown, is_unknown
+from ..unknowns import UNKNOWN, Pending, has_unknown, is_unknown
 from .claims import _claims_of, _pool_for, _workloads, claim_requests, pod_placement
+from .common import note_unknown_pod_specs
 from .placement import plugins_on
 from .support import cluster_minor
 
@@ -61,9 +62,12 @@ def _class_selectors(view: StackView) -> dict[str, list[str]]:
     """DeviceClass name -> its CEL selectors (the drivers' classes and the stack's)."""
     classes = {name: list(exprs) for name, exprs in device_selectors.DRIVER_DEVICE_CLASS_SELECTORS.items()}
     for device_class in view.k8s("DeviceClass"):
+        selectors = dig(device_class.props, "spec", "selectors", default=[]) or []
+        if is_unknown(selectors) or is_unknown(device_class.props.get("spec")):
+            classes[device_class.k8s_name] = [UNKNOWN]  # not "no selector": see validate_alternatives_satisfiable
+            continue
         classes[device_class.k8s_name] = [str(dig(s, "cel", "expression", default=""))
-                                          for s in dig(device_class.props, "spec", "selectors", default=[]) or []
-                                          if isinstance(s, Mapping)]
+                                          for s in selectors if isinstance(s, Mapping)]
     return classes
 
 
@@ -98,6 +102,7 @@ def _requests(view: StackView, pending: Pending | None = None) \
     """
     if pending is not None:
         view.note_unknown(pending, *CLAIM_KINDS)
+        note_unknown_pod_specs(view, pending)
     for workload, spec in _workloads(view):
         if pending is not None and (has_unknown({k: spec.get(k) for k in _PLACEMENT_KEYS})
                                     or is_unknown(view.namespace_of(workload))):
@@ -270,6 +275,9 @@ def validate_alternatives_satisfiable(args: StackValidationArgs, report_violatio
             )
             continue
         wanted = int(alt.body.get("count") or 1) if mode == "ExactCount" else 1
+        if any(is_unknown(e) for e in classes.get(str(alt.body.get("deviceClassName") or ""), [])):
+            pending.add(f"the selectors of device class {alt.body.get('deviceClassName')}", alt.claim.title)
+            continue
         try:
             judged = _matching(alt.body, alt.pool, classes)
         except dra_cel.CelEvaluationError as exc:

@@ -21,6 +21,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from ..stack_view import WORKLOAD_KINDS, Pool, StackView
 from ..unknowns import Pending, has_unknown
 from .claims import _workloads, pod_placement
+from .common import note_unknown_pod_specs
 
 
 def _pod_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
@@ -56,6 +57,7 @@ def fit_problems(view: StackView, pending: Pending | None = None) -> list[tuple[
         return problems
     if pending is not None:
         view.note_unknown(pending, *WORKLOAD_KINDS)
+        note_unknown_pod_specs(view, pending)
     for workload, spec in _workloads(view):
         if workload.kind == "DaemonSet" or not spec.get("resourceClaims"):
             continue
