@@ -24,10 +24,12 @@ The search follows Kubernetes' allocator (k8s.io/dynamic-resource-allocation/str
   when an earlier alternative would fit) and every ``All`` alternative's
   devices are gathered, its selectors evaluated on every device of the node
   (a CEL error there fails the pod even when an earlier alternative fits);
-- a device's selectors are evaluated before whether it is free, and before
-  whether enough devices are left (upstream's ``allocateOne`` asks
-  ``isSelectable`` first), so a selector's runtime error on a taken device
-  is still an error;
+- for ``ExactCount``, a device in use is skipped before its selectors are
+  evaluated ("checking for in use is cheap and thus gets done first",
+  upstream's ``allocateOne``), and every free device's selectors are
+  evaluated even where too few are free (upstream never counts first), so
+  a selector's runtime error on a free device fails the pod although the
+  request could never be met;
 - one claim holds at most 32 devices (``AllocationResultsMaxSize``), and
   that limit prunes the search the way upstream's does (``allocateOne`` and
   ``errAllocationResultMaxSizeExceeded`` in internal/incubating/
@@ -238,11 +240,12 @@ class _Search:
         devices = self.node.devices
         if not alternative.admin_access and sum(map(self._free, devices)) < remaining:
             for device in devices[start:]:  # upstream evaluates the selectors on its way to finding too few
-                self.allocator.selects(alternative, device)
+                if self._free(device):
+                    self.allocator.selects(alternative, device)
             return False
         for position in range(start, len(devices)):
             device = devices[position]
-            if not self.allocator.selects(alternative, device) or not self._free(device, alternative):
+            if not self._free(device, alternative) or not self.allocator.selects(alternative, device):
                 continue
             self._step()
             undo = self._add(claim, alternative, device)
