@@ -13,6 +13,7 @@ from gpu_fungibility.claims import MAX_ALTERNATIVES
 from gpu_fungibility.versions import kubernetes_version_problem, later_all_takes_the_first_alternative
 
 from stacks import zone_rules
+from stacks.model_weight import model_weight_warnings
 
 if TYPE_CHECKING:
     from stacks.config import NodePool, StackConfig
@@ -69,6 +70,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
     warnings.extend(_gpu_memory_warnings(cfg))
     warnings.extend(_later_tpu_alternative_warnings(cfg))
     warnings.extend(zone_rules.zone_warnings(cfg))
+    warnings.extend(model_weight_warnings(cfg))
     return warnings
 
 

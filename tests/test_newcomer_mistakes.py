@@ -280,3 +280,46 @@ def test_a_json_input_read_whole_refuses_nan_too(tmp_path):
     path.write_text('{"a": NaN}')
     with pytest.raises(input_files.InputFileError, match="NaN is not a JSON number"):
         input_files.read_json(path, input_files.PREVIEW_JSON)
+
+
+# --- a model too large for every alternative -----------------------------------------------------------------
+
+def _serving(model: str, pools: dict, **workload) -> dict:
+    raw = copy.deepcopy(GKE)
+    raw["nodePools"] = pools
+    raw["computeClasses"] = {"serving": {"pools": list(pools)}}
+    raw["workloads"] = {"chat": {"computeClass": "serving", "model": model, **workload}}
+    return raw
+
+
+L4_1 = {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4", "count": 1}}
+L4_8 = {"machineType": "g2-standard-96", "accelerator": {"type": "nvidia-l4", "count": 8}}
+A100_80_1 = {"machineType": "a2-ultragpu-1g", "accelerator": {"type": "nvidia-a100-80gb", "count": 1}}
+
+
+def _weight_warnings(raw: dict) -> list[str]:
+    return [w for w in config_warnings(parse_stack_config(raw)) if w.startswith("workloads.chat.model")]
+
+
+def test_a_70b_model_on_one_l4_is_warned_with_its_assumption(tmp_path, capsys):
+    raw = _serving("meta-llama/Llama-3.3-70B-Instruct", {"l4": L4_1})
+    [warning] = _weight_warnings(raw)
+    assert "states 70B parameters, 130.4 GiB of weights in bf16 (2 bytes a parameter)" in warning
+    assert "KV cache on top" in warning and "every alternative" in warning and "l4: 1 x NVIDIA L4" in warning
+    code, err = _plan_exit(raw, tmp_path, capsys)
+    assert code == 0 and "warning: workloads.chat.model" in err, err
+
+
+def test_a_model_too_large_for_some_alternatives_names_them():
+    [warning] = _weight_warnings(_serving("google/gemma-4-31B-it", {"a100": A100_80_1, "l4": L4_1}))
+    assert "more than the device memory of l4 " in warning and "a100" not in warning.split("(")[1]
+
+
+def test_models_that_fit_or_state_no_plain_size_are_not_weighed():
+    assert not _weight_warnings(_serving("meta-llama/Llama-3.1-8B-Instruct", {"l4": L4_1}))
+    assert not _weight_warnings(_serving("meta-llama/Llama-3.3-70B-Instruct", {"l4": L4_8}))  # 8 x 24 GB
+    for model in ("TheBloke/Llama-2-70B-AWQ", "mistralai/Mixtral-8x7B-v0.1", "deepseek-ai/DeepSeek-V3",
+                  "openai/gpt-oss-120b"):
+        assert not _weight_warnings(_serving(model, {"l4": L4_1})), model
+    assert not _weight_warnings(_serving("meta-llama/Llama-3.3-70B-Instruct", {"l4": L4_1},
+                                         extraArgs=["--quantization=fp8"]))
