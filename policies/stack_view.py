@@ -37,7 +37,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictPr
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
 from .runtime import shared
-from .unknowns import SENTINELS, UNKNOWN, Pending, is_unknown, outputs_unknown
+from .unknowns import SENTINELS, UNKNOWN, Pending, has_unknown, is_unknown, outputs_unknown, unknown_paths
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -365,9 +365,10 @@ class StackView:
         self._named: dict[tuple[str, str, str], list[Res]] = {}
         self._named_kinds: set[str] = set()
         helm = self.of_type(HELM_RELEASE)
-        #: Helm releases whose chart is unknown (every property, or the chart reference): which driver they
-        #: install, and where, is not known until their values are.
-        self.unknown_releases = [r for r in helm if r.opaque or is_unknown(r.props.get("chart"))]
+        #: Helm releases whose chart is unknown (every property, or the chart reference), and driver releases
+        #: with an unknown value: which driver they install, or where its plugins run, is not known yet.
+        self.unknown_releases = [r for r in helm if r.opaque or is_unknown(r.props.get("chart")) or (
+            chart_kind(str(r.props.get("chart") or "")) != "other" and has_unknown(r.props.get("values")))]
         unknown = {r.urn for r in self.unknown_releases}
         self.releases = [self._resolved(driver_release(r), r) for r in helm if r.urn not in unknown]
         nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
@@ -462,8 +463,11 @@ class StackView:
         for res in found:
             if res.opaque:
                 pending.add_outputs(res.title, res.urn)
-            else:
+            elif is_unknown(res.props.get("chart")):
                 pending.add("the chart (which driver it installs, and where)", f"{res.title} ({res.urn})")
+            else:
+                pending.add(f"values {', '.join(unknown_paths(res.props.get('values')))} (where its plugins run)",
+                            f"{res.title} ({res.urn})")
         return bool(found)
 
     def k8s_named(self, kind: str, namespace: str, name: str) -> list[Res]:

@@ -305,3 +305,13 @@ def test_a_device_class_whose_selectors_are_unknown_is_not_read_as_selecting_eve
         "spec": {"selectors": STRING}})
     view = StackView.from_policy_resources(stack_args([device_class]).resources)
     assert _class_selectors(view)["big-gpu"] == [UNKNOWN]
+
+
+def test_a_driver_release_with_an_unknown_value_is_not_read_as_selecting_nothing():
+    """kubeletPlugin.nodeSelector {nvidia.com/gpu.dra: <unknown>}: the plugin may or may not select the pools."""
+    stack = gke_stack()
+    values = find(stack, "nvidia-dra").props["values"]
+    values["kubeletPlugin"]["nodeSelector"] = {"nvidia.com/gpu.dra": STRING}
+    violations, pending = run(validate_dra_pool_served, stack)
+    assert violations.violations == []
+    assert any("values kubeletPlugin.nodeSelector.nvidia.com/gpu.dra" in item for item in pending), pending
