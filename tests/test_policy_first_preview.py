@@ -112,3 +112,18 @@ def test_the_runtime_as_it_ships_judges_a_first_preview_the_same(monkeypatch, pa
     monkeypatch.delenv(GENERIC_RUNTIME_ENV)
     assert {(v.policy, v.urn) for v in generic.mandatory} == {(v.policy, v.urn) for v in run_gate(plan, pack=pack).mandatory}
     assert any(v.policy == "dra-reachable-pools-served" for v in generic.mandatory)
+
+
+def test_the_broken_fixture_plan_is_refused_for_the_same_rules_with_every_kubernetes_output_unknown(pack):
+    """tests/policy_fixtures.broken_gke_plan, its Kubernetes objects previewed through an unconfigured provider."""
+    from tests.policy_fixtures import broken_gke_plan
+
+    offline = run_gate(broken_gke_plan(), pack=pack)
+    plan = first_preview(broken_gke_plan())
+    for step in plan["steps"]:
+        if step["newState"]["type"].startswith("kubernetes:"):
+            step["newState"]["outputs"] = {}
+    preview = run_gate(plan, pack=pack)
+    assert {(v.level, v.policy, v.urn) for v in preview.violations} == \
+        {(v.level, v.policy, v.urn) for v in offline.violations}
+    assert {v.policy for v in preview.mandatory} >= {"dra-device-plugin-isolation", "no-public-inference-endpoint"}
