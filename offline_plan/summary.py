@@ -134,7 +134,19 @@ def _fungibility(cfg: Any, objects: list[dict[str, Any]]) -> str:
         return ""
     header = ("| claim | request | # | alternative | device class | devices | memory | selector |\n"
               "|---|---|---:|---|---|---:|---|---|")
-    return "## Fungibility\n\n" + header + "\n" + "\n".join(rows) + "\n"
+    return "## Fungibility\n\n" + header + "\n" + "\n".join(rows) + "\n" + _shadowed_notes(cfg)
+
+
+def _shadowed_notes(cfg: Any) -> str:
+    """What the scheduler does where an earlier alternative also fits a later pool's nodes (see the rule)."""
+    from stacks.shadowed import shadowed_alternatives
+
+    notes = [f"\n> On `{later}` nodes ({high} x {cfg.node_pools[later].accelerator.type}) the scheduler takes the "
+             f"`{earlier}` alternative ({low} device{'s' if low != 1 else ''}), listed first, which fits there too: "
+             f"each replica there gets {low} (tensor-parallel {low}), {high // low} replicas per node, "
+             f"not the {high} devices the `{later}` row offers (compute class `{name}`)."
+             for name, _, earlier, later, low, high in shadowed_alternatives(cfg)]
+    return "".join(notes) + ("\n" if notes else "")
 
 
 def _memory(pool: Any, count: Any) -> str:

@@ -14,6 +14,7 @@ from gpu_fungibility.versions import kubernetes_version_problem, later_all_takes
 
 from stacks import zone_rules
 from stacks.model_weight import model_weight_warnings
+from stacks.shadowed import shadowing_warnings
 
 if TYPE_CHECKING:
     from stacks.config import NodePool, StackConfig
@@ -71,6 +72,7 @@ def config_warnings(cfg: StackConfig) -> list[str]:
     warnings.extend(_later_tpu_alternative_warnings(cfg))
     warnings.extend(zone_rules.zone_warnings(cfg))
     warnings.extend(model_weight_warnings(cfg))
+    warnings.extend(shadowing_warnings(cfg))
     return warnings
 
 

@@ -323,3 +323,37 @@ def test_models_that_fit_or_state_no_plain_size_are_not_weighed():
         assert not _weight_warnings(_serving(model, {"l4": L4_1})), model
     assert not _weight_warnings(_serving("meta-llama/Llama-3.3-70B-Instruct", {"l4": L4_1},
                                          extraArgs=["--quantization=fp8"]))
+
+
+# --- a 1 x L4 pool ahead of a 2 x L4 pool ---------------------------------------------------------------------
+
+L4_2 = {"machineType": "g2-standard-24", "accelerator": {"type": "nvidia-l4", "count": 2}}
+
+
+def test_a_smaller_shape_of_the_same_gpu_first_is_warned_and_the_table_says_what_happens(tmp_path, capsys):
+    raw = _serving("google/gemma-3-4b-it", {"l4-spot": L4_1, "l4x2": L4_2})
+    [warning] = [w for w in config_warnings(parse_stack_config(raw)) if w.startswith("computeClasses.serving")]
+    assert warning.startswith("computeClasses.serving.pools[1] (l4x2, 2 x nvidia-l4 per node) comes after l4-spot")
+    assert "tensor-parallel 1" in warning and "2 replicas share a node" in warning
+    code, err = _plan_exit(raw, tmp_path, capsys)
+    assert code == 0 and "warning: computeClasses.serving.pools[1]" in err, err
+    summary = (tmp_path / "build" / "mine" / "summary.md").read_text()
+    fungibility = summary.split("## Fungibility", 1)[1]
+    assert "On `l4x2` nodes (2 x nvidia-l4) the scheduler takes the `l4-spot` alternative (1 device)" in fungibility
+
+
+def test_the_larger_shape_first_is_not_warned():
+    raw = _serving("google/gemma-3-4b-it", {"l4x2": L4_2, "l4-spot": L4_1})
+    assert not [w for w in config_warnings(parse_stack_config(raw)) if w.startswith("computeClasses.serving")]
+
+
+def test_the_simulator_places_what_the_warning_says(tmp_path, capsys):
+    from simulator.__main__ import main as simulator_main
+
+    raw = _serving("google/gemma-3-4b-it", {"l4-spot": L4_1, "l4x2": L4_2}, replicas=2)
+    raw["nodePools"]["l4x2"]["autoscaling"] = {"min": 0, "max": 1}
+    config = {f"gpu-fungibility:{k}": v for k, v in raw.items()}
+    (tmp_path / "Pulumi.mine.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert simulator_main(["--stack", "mine", "--stack-dir", str(tmp_path), "--stockout", "l4-spot", "--json"]) == 0
+    replicas = json.loads(capsys.readouterr().out)["replicas"]
+    assert [(r["pool"], r["tensorParallelSize"]) for r in replicas] == [("l4x2", 1), ("l4x2", 1)]
