@@ -466,8 +466,8 @@ class StackView:
             elif is_unknown(res.props.get("chart")):
                 pending.add("the chart (which driver it installs, and where)", f"{res.title} ({res.urn})")
             else:
-                pending.add(f"values {', '.join(unknown_paths(res.props.get('values')))} (where its plugins run)",
-                            f"{res.title} ({res.urn})")
+                paths = [f"values.{p}" if p != "." else "values" for p in unknown_paths(res.props.get("values"))]
+                pending.add(f"{', '.join(paths)} (where its plugins run)", f"{res.title} ({res.urn})")
         return bool(found)
 
     def k8s_named(self, kind: str, namespace: str, name: str) -> list[Res]:

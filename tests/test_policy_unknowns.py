@@ -314,4 +314,10 @@ def test_a_driver_release_with_an_unknown_value_is_not_read_as_selecting_nothing
     values["kubeletPlugin"]["nodeSelector"] = {"nvidia.com/gpu.dra": STRING}
     violations, pending = run(validate_dra_pool_served, stack)
     assert violations.violations == []
-    assert any("values kubeletPlugin.nodeSelector.nvidia.com/gpu.dra" in item for item in pending), pending
+    assert any("values.kubeletPlugin.nodeSelector.nvidia.com/gpu.dra" in item for item in pending), pending
+
+
+def test_a_cluster_whose_version_is_unknown_is_not_judged_supported():
+    rule = next(p for p in POLICIES if p.name == "kubernetes-version-supported").validate
+    violations, pending = run_resource(rule, _with(find(gke_stack(), "cluster"), ("minMasterVersion",), STRING))
+    assert violations.violations == [] and "minMasterVersion of cluster" in pending[0]

@@ -30,6 +30,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from ..runtime import shared
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, plain
+from ..unknowns import NotJudged, is_unknown
 from .versions import MIN_VERSION
 
 #: EKS per-cluster hourly price: standard support $0.10, extended support $0.60 (EKS pricing page).
@@ -94,14 +95,31 @@ def validate_version_supported(args: ResourceValidationArgs, report_violation: R
                                today: dt.date | None = None) -> None:
     if args.resource_type not in CLUSTER_TYPES:  # before reading the properties: most resources are not
         return
-    found = cluster_minor(args.resource_type, shared(plain, args.props), created=True)
+    props = shared(plain, args.props)
+    found = cluster_minor(args.resource_type, props, created=True)
     if found is None:
+        _not_judged_while_unknown(args, props)
         return
     cloud, minor = found
     when = _today(args, today, report_violation)
     for problem in (when and support_problem(cloud, minor, when), dra_problem(cloud, minor)):
         if problem:
             report_violation(problem, None)
+
+
+#: Where each cluster type says its version (and GKE its release channel).
+_VERSION_FIELDS = {GKE_CLUSTER: (("minMasterVersion",), ("releaseChannel", "channel")), EKS_CLUSTER: (("version",),),
+                   AKS_CLUSTER: (("kubernetesVersion",),)}
+
+
+def _not_judged_while_unknown(args: ResourceValidationArgs, props: dict) -> None:
+    """A cluster whose version is unknown during the preview: NotJudged (advisory), not a pass."""
+    for path in _VERSION_FIELDS.get(args.resource_type, ()):
+        node: object = props
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if is_unknown(node):
+            raise NotJudged([f"{'.'.join(path)} of {args.name} ({args.urn})"])
 
 
 def validate_version_advisories(args: ResourceValidationArgs, report_violation: ReportViolation,
