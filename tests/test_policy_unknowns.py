@@ -321,3 +321,17 @@ def test_a_cluster_whose_version_is_unknown_is_not_judged_supported():
     rule = next(p for p in POLICIES if p.name == "kubernetes-version-supported").validate
     violations, pending = run_resource(rule, _with(find(gke_stack(), "cluster"), ("minMasterVersion",), STRING))
     assert violations.violations == [] and "minMasterVersion of cluster" in pending[0]
+
+
+def test_a_daemonset_whose_images_are_unknown_may_be_the_driver_installer():
+    from policies.rules.gke import validate_gke_dra_driver_install
+
+    stack = gke_stack()
+    installer = find(stack, "nvidia-driver-installer")
+    installer.props["metadata"]["name"] = "node-setup"
+    installer.props["spec"]["template"]["spec"]["initContainers"][0]["image"] = STRING
+    violations, pending = run(validate_gke_dra_driver_install, stack)
+    assert violations.violations == [] and any("an NVIDIA driver installer or not" in item for item in pending)
+    installer.props["spec"]["template"]["spec"]["initContainers"][0]["image"] = "busybox"
+    violations, _ = run(validate_gke_dra_driver_install, stack)
+    assert violations.violations and all("no NVIDIA driver installer" in m for m in violations.messages)

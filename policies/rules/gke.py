@@ -51,6 +51,10 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
     # An installer may be among the DaemonSets and YAML groups not known yet.
     unknown = [r for r in view.unknown_of("DaemonSet") + [r for t in view.types() if t.startswith("kubernetes:yaml")
                                                            for r in view.of_type(t) if r.opaque]]
+    # A DaemonSet whose name or images are unknown may be an installer too.
+    unknown += [r for r in view.k8s("DaemonSet") if not _is_driver_installer(r) and has_unknown(
+        [dig(r.props, "metadata", "name"), [c.get("image") for c in containers(pod_spec(r) or {})],
+         dig(r.props, "spec", "template")])]
     for pool in view.pools:
         if not clouds.profile(pool.cloud).library_installs_gpu_driver(dra=True) or not pool.nvidia_dra_labelled:
             continue
@@ -69,6 +73,10 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
             placed = [r for r in installers if not r.type.startswith("kubernetes:yaml")]
             if not any(_runs_on(ds, pool) for ds in placed):
                 view.note_unknown(pending, "DaemonSet")
+                for res in unknown:
+                    if not res.opaque:
+                        pending.add("its name, images or pod template (an NVIDIA driver installer or not)",
+                                    f"{res.title} ({res.urn})")
                 pending.add("whether an NVIDIA driver installer runs on its nodes", pool.title)
                 continue
         if not installers:
