@@ -25,6 +25,7 @@ with ``adminAccess`` take no device.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,11 @@ from simulator.workloads import PodSpec, device_classes, pod_spec
 
 #: The most layouts one scenario may have before the simulator stops following choices.
 MAX_LAYOUTS = 4096
+#: The most orders of a node's device pools the simulator follows. kube-scheduler gathers a node's pools into a
+#: Go map and allocates from them in its iteration order (structured.GatherPools, k8s.io/dynamic-resource-allocation
+#: v0.35.4), which Go randomises: where devices of two pools (a node's own, a slice without a nodeName) can serve one
+#: request, either may come first (seen in the differential run, seed 3802, s0140).
+MAX_POOL_ORDERS = 24
 POOL_LABEL = "differential.gpu-fungibility.dev/pool"
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -85,6 +91,8 @@ class PoolModel:
     memory: int  # bytes
     max_pods: int
     shared: frozenset[str] = frozenset()  # uids of its devices that come from slices without a nodeName
+    #: the node with its device pools in every order the allocator may meet them (one when it has one pool)
+    orders: tuple[SimNode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,10 +176,14 @@ def build_pools(document: Mapping[str, Any]) -> list[PoolModel]:
         shared = [SimDevice.build(u["pool"]["name"], u["driver"], e) for u in unbound
                   if _selects(u, labels, node_name) for e in u.get("devices") or ()]
         sim = SimNode(node_name, name, labels, taints, devices + shared)
+        groups = [devices] * bool(devices) + [[d for d in shared if d.uid.split("/", 1)[0] == u["pool"]["name"]]
+                                               for u in unbound if _selects(u, labels, node_name)]
+        orders = tuple(SimNode(node_name, name, labels, taints, [d for g in order for d in g])
+                       for order in itertools.islice(itertools.permutations(groups), MAX_POOL_ORDERS))
         out.append(PoolModel(name, [n["metadata"]["name"] for n in nodes], sim,
                              pod_requests.millicores(allocatable["cpu"]),
                              pod_requests.memory_bytes(allocatable["memory"]), int(allocatable.get("pods", 110)),
-                             frozenset(d.uid for d in shared)))
+                             frozenset(d.uid for d in shared), orders or (sim,)))
     return out
 
 
@@ -292,8 +304,14 @@ class ScenarioSimulator:
                         new_claims.append((claim.source, claim.entry))
                 else:
                     in_use = frozenset(f"{pool.node.name}/{d}" for d in node.used) | shared_used
-                    picks = self.allocator.allocate(allocate, pool.node, in_use)
-                    if picks is not None:
+                    seen = set()
+                    for order in pool.orders:  # which pool's devices come first is the allocator's chance
+                        picks = self.allocator.allocate(allocate, order, in_use)
+                        key = None if picks is None else tuple(sorted((p.claim, p.alternative.label, p.device.uid)
+                                                                     for p in picks))
+                        if key is None or key in seen:
+                            continue
+                        seen.add(key)
                         found.append(Candidate(p, node, tuple(picks), state[0][p].count(node), tuple(reused),
                                                tuple(new_claims)))
         return found
