@@ -17,14 +17,14 @@ UV_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
 LOCAL_PACKAGES ?= components
 # What a user passes (make plan STACK=...) is text: make does not expand it ($(shell ...) stays text) and
 # every recipe hands it to the shell single-quoted by q, so STACK='x;{touch,FILE};true' is one argument.
-USER_VARS := STACK BASE PLAN POLICY_CONFIG REPLICAS WORKLOAD STOCKOUT RECLAIM DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE MINOR
+USER_VARS := STACK BASE PLAN POLICY_CONFIG MODE REPLICAS WORKLOAD STOCKOUT RECLAIM DEADLINE SNAPSHOT KUBECONFIG JSON UPGRADE MINOR
 kubeconfig_given := $(filter command line,$(origin KUBECONFIG))
 $(foreach v,$(USER_VARS),$(if $(filter command line environment,$(origin $(v))),$(eval override $(v) := $$(value $(v)))))
 q = '$(subst ','\'',$(1))'
 STACK ?= dev
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build rehearse-compile test-rehearse
+.PHONY: help venv lock lock-check plan diff test lint preview preview-build test-preview calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build rehearse-compile test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -33,6 +33,9 @@ help:
 	@echo "make rehearse-build [MINOR=1.35]  build Kubernetes' own control plane for the rehearsal (needs Go >= 1.24)"
 	@echo "make rehearse-compile            go build + go vet of the rehearsal's control plane for every Kubernetes minor (Go)"
 	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
+	@echo "make preview STACK=dev [MODE=first|update] [POLICY_CONFIG=f]  the real Pulumi engine previews the stack with the pack (needs Go) -> build/<stack>/engine/"
+	@echo "make preview-build                build the Pulumi CLI and kubernetes provider from Go modules (needs Go)"
+	@echo "make test-preview                 the real engine's tests: plan == engine, the pack under real previews (tests/engine; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
 	@echo "make preflight STACK=dev [JSON=1] [DEADLINE=120]   capacity and quota preflight (GKE: Google credentials; EKS: AWS)"
@@ -87,6 +90,18 @@ rehearse-compile: venv
 # pyproject's addopts leave tests/rehearsal out of `make test`; here they are the point.
 test-rehearse: venv
 	REHEARSE_MINOR=$(call q,$(MINOR)) $(PY) -m pytest -q -o addopts="-p no:cacheprovider" tests/rehearsal
+
+# The real Pulumi engine (the CLI and the kubernetes provider built from Go modules into .engine-cache/, stand-in
+# cloud plugins): the stack previewed with the policy pack, as `pulumi preview --policy-pack` would, offline.
+preview-build: venv
+	$(PY) -m pulumi_engine build
+
+preview: venv
+	$(PY) -m pulumi_engine preview --stack $(call q,$(STACK)) $(if $(MODE),--mode $(call q,$(MODE))) \
+		$(if $(POLICY_CONFIG),--policy-config $(call q,$(POLICY_CONFIG)))
+
+test-preview: venv
+	$(PY) -m pytest -q -o addopts="-p no:cacheprovider" tests/engine
 
 # zizmor, the static analysis of .github/workflows/ (hash-locked in tools/zizmor-requirements.txt), beside the
 # bootstrapped uv; --offline: no GitHub API, so a new unpinned action or a medium/high finding fails here and in CI.

@@ -42,6 +42,7 @@ SECRET_MASK = "[secret]"
 UNKNOWN_MASK = "[unknown]"
 SECRET_DIGEST_ENV = "GPU_FUNGIBILITY_SECRET_DIGEST_KEY"
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+PROVIDER_TYPE_PREFIX = "pulumi:providers:"
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,18 @@ class PlanRun:
         return next(r for r in self.resources if r.urn == urn)
 
 
+def _sdk_plugin_version(package: str) -> str:
+    """The provider version a package's Python SDK asks the engine for (its ``pulumi-plugin.json``), or ''."""
+    import importlib.util
+
+    module = {"kubernetes": "pulumi_kubernetes"}.get(package, "pulumi_" + package.replace("-", "_"))
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    path = Path(next(iter(spec.submodule_search_locations))) / "pulumi-plugin.json"
+    return json.loads(path.read_text()).get("version", "") if path.exists() else ""
+
+
 class CapturingMonitor(pulumi_mocks.MockMonitor):
     """A MockMonitor that keeps every registration request."""
 
@@ -123,9 +136,9 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 urn=response.urn,
                 parent=request.parent,
                 custom=bool(request.custom),
-                inputs=plain(json_format.MessageToDict(request.object)),
+                inputs=self._engine_inputs(request),
                 dependencies=sorted(set(request.dependencies)),
-                provider=request.provider,
+                provider=request.provider or self._default_provider(request),
                 property_dependencies={
                     k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items())
                 },
@@ -135,6 +148,31 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             )
         )
         return response
+
+    def _default_provider(self, request) -> str:
+        """The engine's default provider of a custom resource registered without one, as the engine names it.
+
+        pulumi pkg/resource/deploy/providers (v3.274.1): ``pulumi:providers:<package>::default_<version>``, the
+        version the SDK asked for with its dots as underscores; its id is unknown until the provider exists,
+        as in a first preview.
+        """
+        if not request.custom or request.type.startswith(PROVIDER_TYPE_PREFIX) or request.type == ROOT_STACK_TYPE:
+            return ""
+        package = request.type.split(":", 1)[0]
+        version = request.version or _sdk_plugin_version(package)
+        name = "default_" + version.replace(".", "_").replace("-", "_") if version else "default"
+        return f"{self.make_urn('', PROVIDER_TYPE_PREFIX + package, name)}::{rpc.UNKNOWN}"
+
+    @staticmethod
+    def _engine_inputs(request) -> dict[str, Any]:
+        """A registration's inputs as the engine records them: an explicit provider also carries the plugin's
+        ``version`` and an empty ``__internal`` block (pkg/resource/deploy/providers, v3.274.1)."""
+        inputs = plain(json_format.MessageToDict(request.object))
+        if request.custom and request.type.startswith(PROVIDER_TYPE_PREFIX):
+            package = request.type[len(PROVIDER_TYPE_PREFIX):]
+            version = request.version or _sdk_plugin_version(package)
+            inputs = {**inputs, "__internal": inputs.get("__internal", {}), **({"version": version} if version else {})}
+        return inputs
 
     def _alias_urns(self, request) -> list[str]:
         """Every old URN the engine would accept for this resource, as full URNs.
