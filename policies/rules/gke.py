@@ -18,6 +18,7 @@ The same holds for any workload object of the stack with such a priority class.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -130,16 +131,39 @@ def _requested_classes(claim: Any) -> set[str]:
     return classes
 
 
+#: The clause that admits MIG slices in a DeviceClass's CEL (``device.attributes["gpu.nvidia.com"].type == 'mig'``,
+#: gpu_fungibility.device_selectors.mig_slice): a class carrying it reaches MIG devices, whatever its name.
+_MIG_TYPE_CLAUSE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
+
+
+def _mig_classes(view: StackView, pending: Pending) -> set[str]:
+    """The driver's ``mig.nvidia.com`` and every DeviceClass of the stack whose CEL admits MIG slices."""
+    classes = {MIG_DEVICE_CLASS}
+    for device_class in view.k8s("DeviceClass"):
+        selectors = dig(device_class.props, "spec", "selectors", default=[])
+        if has_unknown(selectors):
+            pending.add("its selectors (whether it reaches MIG devices)", device_class.title)
+            continue
+        if any(_MIG_TYPE_CLAUSE.search(str(dig(s, "cel", "expression", default="")))
+               for s in selectors or [] if isinstance(s, Mapping)):
+            classes.add(device_class.k8s_name)
+    return classes
+
+
 def _no_gpu_sharing_with_dra(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
-    """GKE refuses MIG, time-sharing and MPS with DRA: a MIG claim or a sharing setting on a DRA pool fails."""
+    """GKE refuses MIG, time-sharing and MPS with DRA: a claim that can reach MIG devices (through the driver's
+    class or any DeviceClass admitting MIG slices) or a sharing setting on a DRA pool fails."""
     dra_pools = [p for p in view.pools if p.nvidia_dra_labelled and clouds.profile(p.cloud).dra_gpu_sharing_refused]
     if not dra_pools:
         return
     why = clouds.profile(dra_pools[0].cloud).dra_gpu_sharing_refused
-    view.note_unknown(pending, "ResourceClaimTemplate", "ResourceClaim")
+    view.note_unknown(pending, "ResourceClaimTemplate", "ResourceClaim", "DeviceClass")
+    mig_classes = _mig_classes(view, pending)
     for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
-        if MIG_DEVICE_CLASS in _requested_classes(claim):
-            report_violation(f"{claim.kind} {claim.k8s_name} asks for {MIG_DEVICE_CLASS} devices on a GKE DRA "
+        reached = sorted(mig_classes & _requested_classes(claim))
+        if reached:
+            through = "" if reached == [MIG_DEVICE_CLASS] else f" (DeviceClass {', '.join(reached)} admits MIG slices)"
+            report_violation(f"{claim.kind} {claim.k8s_name} asks for MIG devices{through} on a GKE DRA "
                              f"cluster: {why}.", claim.urn)
     props_of = {r.urn: r.props for r in view.resources}
     for pool in dra_pools:
