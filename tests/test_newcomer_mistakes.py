@@ -357,3 +357,34 @@ def test_the_simulator_places_what_the_warning_says(tmp_path, capsys):
     assert simulator_main(["--stack", "mine", "--stack-dir", str(tmp_path), "--stockout", "l4-spot", "--json"]) == 0
     replicas = json.loads(capsys.readouterr().out)["replicas"]
     assert [(r["pool"], r["tensorParallelSize"]) for r in replicas] == [("l4x2", 1), ("l4x2", 1)]
+
+
+# --- MIG through any device class on a GKE DRA pool -----------------------------------------------------------
+
+def test_gke_refuses_a_claim_reaching_mig_through_a_device_class_of_its_own():
+    from gpu_fungibility import device_selectors
+
+    from policies.rules.gke import validate_gke_dra_driver_install
+    from tests.policy_fixtures import R, gke_stack, run_stack_rule
+
+    slices = R("kubernetes:resource.k8s.io/v1:DeviceClass", "big-slices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "big-slices"},
+        "spec": {"selectors": [{"cel": {"expression": device_selectors.device_class_expression(
+            "gpu.nvidia.com", min_memory_gi=20, devices="mig")}}]}})
+    whole = R("kubernetes:resource.k8s.io/v1:DeviceClass", "big-gpus", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "big-gpus"},
+        "spec": {"selectors": [{"cel": {"expression": device_selectors.device_class_expression(
+            "gpu.nvidia.com", min_memory_gi=20)}}]}})
+
+    def claim(name: str, device_class: str) -> R:
+        return R("kubernetes:resource.k8s.io/v1:ResourceClaim", name, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "inference"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class}}]}}})
+
+    found = run_stack_rule(validate_gke_dra_driver_install,
+                           [*gke_stack(), slices, whole, claim("shared-slice", "big-slices"),
+                            claim("shared-gpu", "big-gpus")])
+    assert [urn.rsplit("::", 1)[1] for _, urn in found.violations] == ["shared-slice"], found.messages
+    assert "DeviceClass big-slices admits MIG slices" in found.messages[0]
+    assert "GKE does not support multi-instance GPUs" in found.messages[0]
