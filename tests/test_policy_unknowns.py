@@ -335,3 +335,22 @@ def test_a_daemonset_whose_images_are_unknown_may_be_the_driver_installer():
     installer.props["spec"]["template"]["spec"]["initContainers"][0]["image"] = "busybox"
     violations, _ = run(validate_gke_dra_driver_install, stack)
     assert violations.violations and all("no NVIDIA driver installer" in m for m in violations.messages)
+
+
+@pytest.mark.parametrize("stack_of", [gke_stack, eks_stack])
+def test_claim_follows_compute_class_refuses_nothing_on_unknown_orders_or_placements(stack_of):
+    from policies.rules.claims import validate_claim_follows_compute_class
+
+    for mutate in ("order", "placement", "requests"):
+        stack = stack_of()
+        for r in stack:
+            if r.type.endswith(":ComputeClass") and mutate == "order":
+                r.props["spec"]["priorities"] = STRING
+            if r.type.endswith(":ConfigMap") and mutate == "order":
+                r.props["data"]["priorities"] = STRING
+            if r.type.endswith(":Deployment") and mutate == "placement":
+                r.props["spec"]["template"]["spec"]["nodeSelector"] = {"cloud.google.com/compute-class": STRING}
+            if r.type.endswith(":ResourceClaimTemplate") and mutate == "requests":
+                r.props["spec"]["spec"]["devices"]["requests"][0]["name"] = STRING
+        violations, _ = run(validate_claim_follows_compute_class, stack)
+        assert violations.violations == [], (mutate, violations.messages)

@@ -271,13 +271,19 @@ def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pen
     classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
     classes_unknown = view.note_unknown(pending, "ComputeClass")
     pool_names = {p.pool_name for p in view.pools}
-    for name, compute_class in classes.items():
+    for name, compute_class in list(classes.items()):
+        if has_unknown(compute_class.props.get("spec")):
+            pending.add("its priorities", f"{compute_class.title} ({compute_class.urn})")
+            continue
         for pool in _class_pools(compute_class):
             if pool not in pool_names:
                 report_violation(f"ComputeClass {name} lists node pool {pool}, which the stack does not create",
                                  compute_class.urn)
     for workload, spec in _workloads(view):
         class_name = _compute_class_of(spec)
+        if class_name and is_unknown(class_name) or has_unknown([spec.get("nodeSelector"), spec.get("affinity")]):
+            pending.add("the compute class its pods select", f"{workload.title} ({workload.urn})")
+            continue
         if not class_name:
             continue
         compute_class = classes.get(class_name)
@@ -288,8 +294,13 @@ def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pen
             report_violation(f"{workload.kind} {workload.k8s_name} selects compute class {class_name}, which the "
                              "stack does not create", workload.urn)
             continue
+        if has_unknown(compute_class.props.get("spec")):
+            continue
         expected = _class_pools(compute_class)
         for claim in _claims_of(view, workload, spec):
+            if has_unknown(claim_requests(claim)):
+                pending.add("its device requests", f"{claim.title} ({claim.urn})")
+                continue
             for request, names in _alternatives(claim):
                 if names == expected or (not names and len(expected) <= 1):
                     continue
@@ -364,8 +375,14 @@ def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pen
                                  "(values.extraArgs.expander: priority), so node groups scale up in no set order",
                                  release.urn)
     gpu_pools = [p for p in view.pools if p.family == "gpu"]
+    if configmaps and has_unknown(configmaps[0].props.get("data")):
+        pending.add("data.priorities", f"{configmaps[0].title} ({configmaps[0].urn})")
+        return
     for workload, spec in _workloads(view):
         for claim in _claims_of(view, workload, spec):
+            if has_unknown(claim_requests(claim)):
+                pending.add("its device requests", f"{claim.title} ({claim.urn})")
+                continue
             for request, names in _alternatives(claim):
                 if len(names) < 2:
                     continue
@@ -434,11 +451,15 @@ def _claim_device_classes(claim: Res) -> set[str]:
     return classes
 
 
-def _admission_checks(view: StackView, report_violation: ReportViolation) -> None:
+def _admission_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     """Every pool a claim alternative names admits the workload's pods; some pool admits them at all."""
     for workload, spec in _workloads(view):
         claims = _claims_of(view, workload, spec)
         if not claims:
+            continue
+        unknown = has_unknown([spec.get(k) for k in ("nodeSelector", "affinity", "tolerations")])
+        if unknown or any(has_unknown(claim_requests(c)) for c in claims):
+            pending.add("its pods' placement or its claims' requests", f"{workload.title} ({workload.urn})")
             continue
         placement = pod_placement(spec, view.cloud)
         named: list[tuple[str, Pool]] = []
@@ -471,6 +492,6 @@ def validate_claim_follows_compute_class(args: StackValidationArgs, report_viola
     checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
         checks[clouds.profile(view.cloud).name](view, report_violation, pending)
-    _admission_checks(view, report_violation)
+    _admission_checks(view, report_violation, pending)
     pending.finish()
 
