@@ -291,11 +291,12 @@ def preferred_affinity(name: str) -> Scenario:
     return sc
 
 
-@case("Zone-labelled nodes: PodTopologySpread's zone constraint spreads a Deployment's replicas over the zones.")
+@case("Zone-labelled nodes: PodTopologySpread's zone constraint spreads a Deployment's replicas over the zones, "
+      "so the fourth replica goes to zone-b's one node (two there), not to either node of zone-a.")
 def zones(name: str) -> Scenario:
-    sc = _scenario(name, _pool(name, "p0", "cpu", cpu=8, **{ZONE_LABEL: "zone-a"}),
-                   _pool(name, "p1", "cpu", cpu=8, nodes=2, **{ZONE_LABEL: "zone-b"}), family="zones")
-    sc.groups.append(Group(f"{name}-g0", "Deployment", 3, _pod(name, cpu="500m"), []))
+    sc = _scenario(name, _pool(name, "p0", "cpu", cpu=8, nodes=2, **{ZONE_LABEL: "zone-a"}),
+                   _pool(name, "p1", "cpu", cpu=8, **{ZONE_LABEL: "zone-b"}), family="zones")
+    sc.groups.append(Group(f"{name}-g0", "Deployment", 4, _pod(name, cpu="500m"), []))
     return sc
 
 

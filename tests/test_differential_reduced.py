@@ -111,4 +111,6 @@ def test_the_simulator_refuses_what_the_api_server_refused():
 
 def test_scores():
     assert outcomes(recorded("preferred_affinity")) == Counter({("g0", "p0", ()): 2})
-    assert outcomes(recorded("zones")) == Counter({("g0", "p0", ()): 1, ("g0", "p1", ()): 2})
+    zones = recorded("zones")
+    assert outcomes(zones) == Counter({("g0", "p0", ()): 2, ("g0", "p1", ()): 2})
+    assert len({p["node"] for p in zones["observed"]["pods"]}) == 3  # zone-a's two nodes one each
