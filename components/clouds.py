@@ -43,6 +43,10 @@ class CloudProfile:
     fallback_mechanism: str = ""
     #: Whether the autoscaler can add the first node of an empty DRA pool for a pending claim.
     dra_scales_from_zero: bool = False
+    #: Whether the autoscaler adds nodes to a running DRA GPU pool (below its max) for a pending claim.
+    dra_grows_past_min: bool = True
+    #: Why it does not, where it does not (shown by the simulator and the config warning).
+    dra_growth_limit: str | None = None
     #: Whether pools in a compute class carry the class's node label and taint.
     compute_class_on_nodes: bool = False
     #: Why GPU sharing (MIG partitions, time-sharing, MPS) is refused on this cloud's DRA pools, or None.
@@ -376,6 +380,14 @@ class Aks(CloudProfile):
     #: CPU, memory and nvidia.com/gpu; no ResourceSlices), so it cannot see DRA devices on an empty pool.
     #: AKS documents nothing else: DRA pools keep min >= 1 (warned, as on EKS).
     dra_scales_from_zero = False
+    #: AKS labels its GPU nodes kubernetes.azure.com/accelerator, the Azure provider's GPU label, and the
+    #: autoscaler marks a node carrying that label without nvidia.com/gpu "resource unready"
+    #: (kubernetes/autoscaler cluster-autoscaler/processors/customresources/gpu_processor.go at
+    #: cluster-autoscaler-1.35.2; the Azure provider has no DRA exemption): it waits for the node instead of
+    #: adding another, so a DRA pool is modelled at minCount.
+    dra_grows_past_min = False
+    dra_growth_limit = ("AKS's autoscaler counts a DRA GPU node as resource unready (no nvidia.com/gpu), so it "
+                        "does not grow a DRA pool past minCount")
     compute_class_on_nodes = False
     #: AKS installs the driver on the host of a GPU pool unless ``gpuProfile.driver: None``
     #: (learn.microsoft.com/azure/aks/use-nvidia-gpu); NVIDIA documents the GPU Operator on AKS with the

@@ -61,14 +61,23 @@ class SimPool:
     config: NodePool
     priority: int  # 0 = most preferred
     stocked_out: bool
+    #: False where the cloud's autoscaler does not grow a DRA GPU pool past its min (AKS: clouds.Aks).
+    dra_grows_past_min: bool = True
 
     @property
     def min(self) -> int:
         return self.config.autoscaling.min
 
     @property
+    def held_at_min(self) -> bool:
+        """Whether the autoscaler keeps this pool at its min although its max is higher."""
+        return (not self.dra_grows_past_min and self.config.dra and self.config.family == "gpu"
+                and self.config.autoscaling.max > self.config.autoscaling.min)
+
+    @property
     def max(self) -> int:
-        return self.config.autoscaling.max
+        """The most nodes the autoscaler gives the pool: its max, or its min where it is held there."""
+        return self.config.autoscaling.min if self.held_at_min else self.config.autoscaling.max
 
 
 def pool_priority_order(cfg: StackConfig) -> list[str]:

@@ -140,7 +140,7 @@ class Simulation:
             if problem:
                 raise SimulationError(f"pool {pool_name}: its GPUs cannot be cut into the MIG slices its "
                                       f"workloads ask for: {problem}")
-        self.pools = [SimPool(name, cfg.node_pools[name], i, name in stockout)
+        self.pools = [SimPool(name, cfg.node_pools[name], i, name in stockout, self.profile.dra_grows_past_min)
                       for i, name in enumerate(pool_priority_order(cfg))]
         self.templates = [self.builder.node(p.name, 0, template=True) for p in self.pools]
         self._nodes: dict[tuple[int, int], SimNode] = {}
@@ -299,6 +299,9 @@ class Simulation:
         if pool.stocked_out or p in branch.stocked_out:
             why = "reclaimed and stocked out" if p in branch.stocked_out else "stocked out"
             return f"is {why} ({running} node{'s' if running != 1 else ''} running, none with room)"
+        if running >= pool.max and pool.held_at_min:
+            return (f"is at min ({pool.max} node{'s' if pool.max != 1 else ''}, none with room; max "
+                    f"{pool.config.autoscaling.max} is not reached: {self.profile.dra_growth_limit})")
         if running >= pool.max:
             return f"is at max ({pool.max} node{'s' if pool.max != 1 else ''}, none with room)"
         if not running and pool.config.dra and not self._scales_from_zero(p):

@@ -42,6 +42,14 @@ def config_warnings(cfg: StackConfig) -> list[str]:
                     "DRA devices, so this DRA node group will not scale up from zero for pending claims. "
                     "Keep min >= 1 for a pool that must serve claims."
                 )
+    if not profile.dra_grows_past_min:
+        for name, pool in cfg.node_pools.items():
+            if pool.dra and pool.family == "gpu" and pool.autoscaling.max > pool.autoscaling.min:
+                warnings.append(
+                    f"nodePools.{name}.autoscaling.max is {pool.autoscaling.max}, above min "
+                    f"{pool.autoscaling.min}: {profile.dra_growth_limit} (the pack's aks-dra-pool-size; "
+                    f"docs/aks.md). The simulator models {name} at {pool.autoscaling.min} node"
+                    f"{'s' if pool.autoscaling.min != 1 else ''}: set max to min and scale it by hand.")
     if not profile.compute_class_on_nodes:
         for name, cc in cfg.compute_classes.items():
             if cc.consolidation_delay_minutes is not None or cc.active_migration or cc.when_unsatisfiable:

@@ -125,11 +125,10 @@ CASES = [(m[0], m[1], m[2] if len(m) > 2 else set()) for m in MUTATIONS]
 
 def test_aks_dev_passes_every_rule(pack):
     result = baseline_of("aks-dev", pack)
-    # Advisories only: no AKS document confirms DRA is served at 1.35 (gpu_fungibility.support_calendar), and
-    # the two DRA pools with maxCount > minCount probably never grow (AKS's GPU label, the autoscaler's processor).
+    # One advisory: no AKS document confirms DRA is served at 1.35 (gpu_fungibility.support_calendar). The DRA
+    # pools ship at minCount = maxCount, so no rule about their size has anything to say.
     found = sorted((v.level, v.policy, v.urn.rsplit("::", 1)[1]) for v in result.violations)
     assert result.exit_code == 0 and found == [
-        ("advisory", "eks-dra-scale-from-zero", "a100spot-pool"), ("advisory", "eks-dra-scale-from-zero", "t4spot-pool"),
         ("advisory", "kubernetes-version-advisories", "gpu-fungibility-aks-aks")], "\n".join(
             v.line() for v in result.violations)
 

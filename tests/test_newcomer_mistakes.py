@@ -388,3 +388,31 @@ def test_gke_refuses_a_claim_reaching_mig_through_a_device_class_of_its_own():
     assert [urn.rsplit("::", 1)[1] for _, urn in found.violations] == ["shared-slice"], found.messages
     assert "DeviceClass big-slices admits MIG slices" in found.messages[0]
     assert "GKE does not support multi-instance GPUs" in found.messages[0]
+
+
+# --- AKS DRA pools: one story --------------------------------------------------------------------------------
+
+def test_an_aks_dra_pool_that_may_not_grow_is_warned_and_simulated_at_its_min(tmp_path, capsys):
+    from simulator.__main__ import main as simulator_main
+
+    raw = copy.deepcopy(AKS)
+    raw["nodePools"]["t4"]["autoscaling"] = {"min": 1, "max": 3}
+    raw["nodePools"]["t4"]["spot"] = True
+    raw["workloads"] = {"chat": {"pool": "t4", "model": "google/gemma-3-1b-it", "replicas": 2}}
+    [warning] = [w for w in config_warnings(parse_stack_config(raw)) if w.startswith("nodePools.t4.autoscaling.max")]
+    assert "does not grow a DRA pool past minCount" in warning and "aks-dra-pool-size" in warning
+    config = {f"gpu-fungibility:{k}": v for k, v in raw.items()}
+    (tmp_path / "Pulumi.mine.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert simulator_main(["--stack", "mine", "--stack-dir", str(tmp_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in result["replicas"]] == ["scheduled", "pending"]
+    assert "t4 is at min (1 node, none with room; max 3 is not reached" in result["replicas"][1]["reason"]
+
+
+def test_an_eks_or_classic_pool_still_grows_to_its_max():
+    raw = copy.deepcopy(EKS)
+    raw["nodePools"]["a10g"]["autoscaling"] = {"min": 1, "max": 3}
+    assert not [w for w in config_warnings(parse_stack_config(raw)) if "past minCount" in w]
+    raw = copy.deepcopy(AKS)
+    raw["nodePools"]["t4"].update(dra=False, autoscaling={"min": 0, "max": 3})
+    assert not [w for w in config_warnings(parse_stack_config(raw)) if "past minCount" in w]
