@@ -65,6 +65,12 @@ def dra_pool_at_zero(plan):
     return _urn_name(pool)
 
 
+def let_a_dra_pool_grow(plan):
+    pool = agent_pool(plan, "a100spot")
+    pool["inputs"]["maxCount"] = 2
+    return _urn_name(pool)
+
+
 def downgrade_aks_to_1_33(plan):
     cluster = one(plan, CLUSTER)
     cluster["inputs"]["kubernetesVersion"] = "1.33"
@@ -114,7 +120,8 @@ MUTATIONS = [
     (ask_aks_for_its_managed_gpu_stack_on_a_dra_pool, "dra-device-plugin-isolation", {"dra-reachable-pools-served"}),
     (expander_least_waste, "claim-follows-compute-class"),
     (reverse_the_scale_set_priorities, "claim-follows-compute-class"),
-    (dra_pool_at_zero, "eks-dra-scale-from-zero"),
+    (dra_pool_at_zero, "aks-dra-pool-size"),
+    (let_a_dra_pool_grow, "aks-dra-pool-size"),
     (downgrade_aks_to_1_33, "dra-kubernetes-version"),
     (drop_the_dra_label_on_aks, "dra-reachable-pools-served", {"claim-follows-compute-class"}),
     (make_the_spot_pool_regular, "accelerator-pools-spot"),
@@ -126,7 +133,7 @@ CASES = [(m[0], m[1], m[2] if len(m) > 2 else set()) for m in MUTATIONS]
 def test_aks_dev_passes_every_rule(pack):
     result = baseline_of("aks-dev", pack)
     # One advisory: no AKS document confirms DRA is served at 1.35 (gpu_fungibility.support_calendar). The DRA
-    # pools ship at minCount = maxCount, so no rule about their size has anything to say.
+    # pools ship at minCount = maxCount, so aks-dra-pool-size has nothing to say.
     found = sorted((v.level, v.policy, v.urn.rsplit("::", 1)[1]) for v in result.violations)
     assert result.exit_code == 0 and found == [
         ("advisory", "kubernetes-version-advisories", "gpu-fungibility-aks-aks")], "\n".join(

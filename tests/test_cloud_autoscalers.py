@@ -15,7 +15,7 @@ from gpu_fungibility.clouds import profile
 from gpu_fungibility.wiring_keys import GKE_AUTOSCALER_GPU_DRA
 
 from offline_plan.run import run_stack_file
-from policies.rules.capacity import validate_eks_dra_scale_from_zero
+from policies.rules.capacity import validate_aks_dra_pool_size
 from tests.policy_fixtures import Collector, R, resource_args
 
 AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
@@ -76,5 +76,5 @@ def aks_pool(min_count: int, max_count: int, dra: bool = True) -> R:
 @pytest.mark.parametrize("low,high,dra,warned", [(1, 2, True, True), (1, 1, True, False), (1, 3, False, False)])
 def test_an_aks_dra_pool_that_cannot_grow_is_said(low, high, dra, warned):
     collector = Collector()
-    validate_eks_dra_scale_from_zero(resource_args(aks_pool(low, high, dra)), collector)
+    validate_aks_dra_pool_size(resource_args(aks_pool(low, high, dra)), collector)
     assert any("resource unready" in m for m in collector.messages) is warned

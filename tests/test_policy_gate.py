@@ -19,7 +19,7 @@ EXPECTED_LEVELS = {
     "claim-follows-compute-class": "mandatory", "preference-follows-claim": "mandatory",
     "accelerator-pools-spot": "advisory",
     "no-public-inference-endpoint": "mandatory", "secrets-from-secret-store": "mandatory",
-    "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory",
+    "pinned-charts": "mandatory", "eks-dra-scale-from-zero": "advisory", "aks-dra-pool-size": "advisory",
     "dra-reachable-pools-served": "mandatory", "claim-alternative-satisfiable": "mandatory",
     "serving-requests-fit-nodes": "mandatory",
     "control-plane-reachable": "mandatory",

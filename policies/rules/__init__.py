@@ -15,7 +15,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
+from .capacity import validate_accelerator_pools_spot, validate_aks_dra_pool_size, validate_eks_dra_scale_from_zero
 from .claims import validate_claim_follows_compute_class, validate_claim_shape
 from .endpoint import validate_control_plane_reachable
 from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
@@ -164,9 +164,16 @@ POLICIES: list[Policy] = [
     ),
     ResourceValidationPolicy(
         name="eks-dra-scale-from-zero",
-        description="EKS DRA node groups and AKS DRA agent pools keep min >= 1 (the autoscaler cannot scale DRA "
-                    "pools from zero on AWS or Azure).",
+        description="EKS DRA node groups keep minSize >= 1 (the autoscaler cannot scale DRA groups from zero "
+                    "on AWS).",
         validate=validate_eks_dra_scale_from_zero,
+        enforcement_level=ADVISORY,
+    ),
+    ResourceValidationPolicy(
+        name="aks-dra-pool-size",
+        description="AKS DRA agent pools keep minCount >= 1 and minCount = maxCount (AKS's managed autoscaler "
+                    "neither scales a DRA pool from zero nor grows it past minCount).",
+        validate=validate_aks_dra_pool_size,
         enforcement_level=ADVISORY,
     ),
 ]

@@ -8,9 +8,12 @@ label / EKS tag ``on-demand-fallback: "true"``, or the pool's name in the
 policy config ``onDemandPools`` list.
 
 ``eks-dra-scale-from-zero``: an EKS node group labelled ``nvidia.com/gpu.dra=true``
-with ``scalingConfig.minSize: 0``, or an AKS agent pool so labelled with ``minCount: 0``.
-The upstream Cluster Autoscaler (AKS's managed one included) builds an empty group's node
-template without DRA devices on AWS and Azure, so such a pool never scales up for a pending claim.
+with ``scalingConfig.minSize: 0``. The upstream Cluster Autoscaler builds an empty group's node
+template without DRA devices on AWS, so such a group never scales up for a pending claim.
+
+``aks-dra-pool-size``: an AKS agent pool so labelled with ``minCount: 0`` (AKS's managed autoscaler
+builds an empty pool's template without DRA devices too) or with ``maxCount > minCount`` (it counts a
+DRA GPU node as resource unready, so it does not grow the pool past ``minCount``).
 """
 
 from __future__ import annotations
@@ -81,32 +84,36 @@ def validate_accelerator_pools_spot(args: ResourceValidationArgs, report_violati
     )
 
 
-def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    _require(args, _MIN.get(args.resource_type, ()))
-    if args.resource_type == AKS_AGENT_POOL:
-        pool = aks_pool(res_of(args))
-        if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:
-            report_violation(
-                f"{pool.title} is a DRA agent pool with minCount 0: AKS's managed autoscaler builds an empty pool's "
-                "node template from the VM size, without DRA devices, so it will not scale this pool up from zero "
-                "for a pending claim. Keep minCount >= 1 for a pool that must serve claims.",
-                None,
-            )
-        max_count = plain(args.props).get("maxCount")
-        if pool.labels.get(facts.GPU_DRA) == "true" and isinstance(max_count, (int, float)) \
-                and max_count > (pool.min_size or 0):
-            report_violation(
-                f"{pool.title} is a DRA agent pool with maxCount {int(max_count)} > minCount {pool.min_size}: AKS "
-                f"labels its GPU nodes {facts.AKS_ACCELERATOR}, the Azure provider's GPU label, and the autoscaler "
-                "marks a node with that label and no nvidia.com/gpu as resource unready (cluster-autoscaler "
-                "processors/customresources/gpu_processor.go at 1.35.2; the Azure provider has no DRA exemption), "
-                "so the pool probably never grows past minCount. Size it with minCount (set minCount = maxCount) "
-                "and scale it by hand; docs/aks.md.",
-                None,
-            )
+def validate_aks_dra_pool_size(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != AKS_AGENT_POOL:
         return
+    _require(args, _MIN.get(args.resource_type, ()))
+    pool = aks_pool(res_of(args))
+    if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:
+        report_violation(
+            f"{pool.title} is a DRA agent pool with minCount 0: AKS's managed autoscaler builds an empty pool's "
+            "node template from the VM size, without DRA devices, so it will not scale this pool up from zero "
+            "for a pending claim. Keep minCount >= 1 for a pool that must serve claims.",
+            None,
+        )
+    max_count = plain(args.props).get("maxCount")
+    if pool.labels.get(facts.GPU_DRA) == "true" and isinstance(max_count, (int, float)) \
+            and max_count > (pool.min_size or 0):
+        report_violation(
+            f"{pool.title} is a DRA agent pool with maxCount {int(max_count)} > minCount {pool.min_size}: AKS "
+            f"labels its GPU nodes {facts.AKS_ACCELERATOR}, the Azure provider's GPU label, and the autoscaler "
+            "marks a node with that label and no nvidia.com/gpu as resource unready (cluster-autoscaler "
+            "processors/customresources/gpu_processor.go at 1.35.2; the Azure provider has no DRA exemption), "
+            "so the pool probably never grows past minCount. Size it with minCount (set minCount = maxCount) "
+            "and scale it by hand; docs/aks.md.",
+            None,
+        )
+
+
+def validate_eks_dra_scale_from_zero(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type != EKS_NODE_GROUP:
         return
+    _require(args, _MIN.get(args.resource_type, ()))
     pool = eks_pool(res_of(args))
     if pool.labels.get(facts.GPU_DRA) == "true" and pool.min_size == 0:
         report_violation(
