@@ -48,8 +48,11 @@ SPOT_MAX_PRICE = -1.0
 #: AKS rejects node labels and taints of its reserved prefixes on any node (MicrosoftDocs/azure-aks-docs
 #: articles/aks/use-labels.md at f988e7e8, "Reserved prefixes": kubernetes.azure.com/ and kubernetes.io/).
 RESERVED_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/")
-#: The agent-pool tag that asks AKS for its managed GPU experience (driver, device plugin, DCGM exporter:
-#: azure-aks-docs articles/aks/aks-managed-gpu-nodes.md): a device plugin on a DRA pool.
+#: The agent-pool tag that asked AKS's managed GPU preview for its stack (driver, device plugin, DCGM exporter:
+#: azure-aks-docs articles/aks/aks-managed-gpu-nodes.md): a device plugin on a DRA pool. AKS now takes the
+#: same request as ``gpuProfile.nvidia.managementMode: Managed`` on the agent pool; this component sets no
+#: ``gpuProfile.nvidia`` at all, so only the old tag can reach it through ``tags``, and the policy pack refuses
+#: either on a DRA pool (``dra-device-plugin-isolation``, policies/stack_view.py).
 MANAGED_GPU_TAG = "EnableManagedGPUExperience"
 #: VM sizes whose GPUs AKS drives with NVIDIA's GRID (vGPU) driver (Azure/AgentBaker aks-node-controller/pkg/gpu/
 #: skus.go ConvergedGPUDriverSizes at 06836ee2, recorded in tests/fixtures/aks_vm_sizes.json): NVML names a vGPU
@@ -66,6 +69,20 @@ GRID_DRIVER_SIZES = frozenset({
     "standard_nv36adms_a10_v5", "standard_nv72ads_a10_v5",
     "standard_nc8ads_a10_v4", "standard_nc16ads_a10_v4", "standard_nc32ads_a10_v4",
 })
+#: RTX PRO 6000 Blackwell Server Edition sizes (NC RTX PRO 6000 BSE v6), which AKS drives with the GRID v20
+#: driver too (Azure/AgentBaker aks-node-controller/pkg/gpu/skus.go ``RTXPro6000GPUDriverSizes`` at 78728b81,
+#: preview aliases included; copied in tests/fixtures/agentbaker_rtxpro6000_sizes.txt). Not in the catalog, so
+#: a pool of them is refused as an unknown size first; listed so the GRID reason is right when they are added.
+RTX_PRO_GRID_DRIVER_SIZES = frozenset({
+    "standard_nc24lds_xl_rtxpro6000bse_v6", "standard_nc36ds_xl_rtxpro6000bse_v6",
+    "standard_nc36lds_xl_rtxpro6000bse_v6", "standard_nc72ds_xl_rtxpro6000bse_v6",
+    "standard_nc72lds_xl_rtxpro6000bse_v6", "standard_nc144ds_xl_rtxpro6000bse_v6",
+    "standard_nc144lds_xl_rtxpro6000bse_v6", "standard_nc288ds_xl_rtxpro6000bse_v6",
+    "standard_nc288lds_xl_rtxpro6000bse_v6", "standard_nc128ds_xl_rtxpro6000bse_v6",
+    "standard_nc128lds_xl_rtxpro6000bse_v6", "standard_nc256ds_xl_rtxpro6000bse_v6",
+    "standard_nc256lds_xl_rtxpro6000bse_v6", "standard_nc320ds_xl_rtxpro6000bse_v6",
+    "standard_nc320lds_xl_rtxpro6000bse_v6",
+})
 #: The Cluster Autoscaler's node groups on AKS are the pools' scale sets (kubernetes/autoscaler
 #: cluster-autoscaler/cloudprovider/azure/azure_scale_set.go: a node group's Id is the scale set's name),
 #: which AKS names ``aks-<pool>-<number>-vmss`` in the node resource group.
@@ -73,8 +90,9 @@ VMSS_SUFFIX = "-[0-9]+-vmss"
 
 
 def runs_grid_driver(vm_size: str) -> bool:
-    """Whether AKS drives this size's GPU with the GRID (vGPU) driver (NVadsA10 v5, NC A10 v4)."""
-    return vm_size.lower() in GRID_DRIVER_SIZES
+    """Whether AKS drives this size's GPU with the GRID (vGPU) driver (NVadsA10 v5, NC A10 v4, NC RTX PRO 6000
+    BSE v6)."""
+    return vm_size.lower() in GRID_DRIVER_SIZES or vm_size.lower() in RTX_PRO_GRID_DRIVER_SIZES
 
 
 def dra_pool_issues(args: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -416,3 +416,15 @@ def test_an_eks_or_classic_pool_still_grows_to_its_max():
     raw = copy.deepcopy(AKS)
     raw["nodePools"]["t4"].update(dra=False, autoscaling={"min": 0, "max": 3})
     assert not [w for w in config_warnings(parse_stack_config(raw)) if "past minCount" in w]
+
+
+# --- AKS facts this month -------------------------------------------------------------------------------------
+
+def test_the_rtx_pro_6000_bse_v6_sizes_run_the_grid_driver_as_agentbaker_says():
+    from gpu_fungibility import aks_node_pools
+
+    lines = (FIXTURES / "agentbaker_rtxpro6000_sizes.txt").read_text().splitlines()
+    recorded = {line for line in lines if line and not line.startswith("#")}
+    assert aks_node_pools.RTX_PRO_GRID_DRIVER_SIZES == recorded
+    assert aks_node_pools.runs_grid_driver("Standard_NC72ds_xl_RTXPRO6000BSE_v6")
+    assert not aks_node_pools.runs_grid_driver("Standard_NC24ads_A100_v4")
