@@ -32,7 +32,14 @@ from typing import Any, Literal
 
 from gpu_fungibility.node_selection import NodeTaint as Taint
 from gpu_fungibility.node_selection import taint_from_api
-from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UnknownValueError, _DictProxy, _is_unknown, _ListProxy
+from pulumi_policy.proxy import (
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+    _DictProxy,
+    _is_unknown,
+    _ListProxy,
+)
 
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
@@ -99,6 +106,10 @@ def require_known(res: Res, *path: str) -> None:
         node = node[key]
         if node == UNKNOWN:
             raise UnknownValueError(UNKNOWN_OBJECT_VALUE, [res.name, *path[:depth + 1]])
+    inner = next(unknown_paths(node), None)  # a label's value, one taint's key: as unknown as the whole
+    if inner is not None:
+        raise UnknownValueError(UNKNOWN_STRING_VALUE, [res.name, *path, *inner.replace("[", ".").replace("]", "")
+                                                       .split(".")])
 
 
 def dig(node: Any, *path: str | int, default: Any = None) -> Any:
@@ -125,7 +136,10 @@ class Res:
 
     @property
     def kind(self) -> str:
-        return str(self.props.get("kind") or "")
+        kind = self.props.get("kind")
+        if is_unknown(kind):  # a Kubernetes object's kind is its type's
+            return self.type.rsplit(":", 1)[-1]
+        return str(kind or "")
 
     @property
     def k8s_name(self) -> str:
@@ -196,6 +210,11 @@ def _str_map(raw: Any) -> dict[str, str]:
     return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in raw.items()}
 
 
+def _mapping(raw: Any) -> Mapping[str, Any]:
+    """An object, or an empty one for an absent or unknown value (a size read from it is then None: not known)."""
+    return raw if isinstance(raw, Mapping) else {}
+
+
 def _int_or_none(raw: Any) -> int | None:
     try:
         return int(raw)
@@ -204,8 +223,9 @@ def _int_or_none(raw: Any) -> int | None:
 
 
 def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
-    for field_ in ("labels", "taints", "guestAccelerators", "machineType"):
+    for field_ in ("labels", "taints", "guestAccelerators", "machineType", "spot", "preemptible"):
         require_known(res, "nodeConfig", field_)
+    require_known(res, "name")
     node_config = res.props.get("nodeConfig") or {}
     machine_type = str(node_config.get("machineType") or "")
     accelerators = [a for a in (node_config.get("guestAccelerators") or []) if isinstance(a, Mapping)]
@@ -235,7 +255,7 @@ def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
             added[facts.GKE_TPU_TOPOLOGY] = shape.topology
         taints.append(Taint(facts.TPU_TAINT_KEY, "present", "NoSchedule"))
     driver = dig(accelerators, 0, "gpuDriverInstallationConfig", "gpuDriverVersion") if accelerators else None
-    autoscaling = res.props.get("autoscaling") or {}
+    autoscaling = _mapping(res.props.get("autoscaling"))
     min_size = _int_or_none(autoscaling.get("minNodeCount", autoscaling.get("totalMinNodeCount")))
     return Pool(
         urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="gke", family=family,
@@ -248,7 +268,7 @@ def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
 
 
 def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
-    for field_ in ("labels", "taints", "amiType", "instanceTypes", "nodeGroupName"):
+    for field_ in ("labels", "taints", "amiType", "instanceTypes", "nodeGroupName", "capacityType"):
         require_known(res, field_)
     props = res.props
     ami_type = str(props.get("amiType") or "")
@@ -262,7 +282,7 @@ def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
     if family == "gpu" and nfd_labels_gpus:
         added[facts.NFD_NVIDIA_PCI] = "true"
     taints = tuple(taint_from_api(t) for t in props.get("taints") or [] if isinstance(t, Mapping))
-    scaling = props.get("scalingConfig") or {}
+    scaling = _mapping(props.get("scalingConfig"))
     return Pool(
         urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="eks", family=family,
         labels=labels, node_labels={**added, **labels}, taints=taints, spot=spot,

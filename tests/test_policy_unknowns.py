@@ -13,6 +13,7 @@ import copy
 
 import pytest
 from pulumi_policy import proxy
+from pulumi_policy.proxy import UnknownValueError
 
 from policies.rules import POLICIES
 from policies.rules.gke import validate_gke_critical_priority_quota
@@ -354,3 +355,55 @@ def test_claim_follows_compute_class_refuses_nothing_on_unknown_orders_or_placem
                 r.props["spec"]["spec"]["devices"]["requests"][0]["name"] = STRING
         violations, _ = run(validate_claim_follows_compute_class, stack)
         assert violations.violations == [], (mutate, violations.messages)
+
+
+# ---- every value, one at a time --------------------------------------------------------------------------
+
+
+def _verdicts(stack: list[R]) -> set[tuple[str, str]]:
+    """(policy, URN) of every violation of every rule; a rule that does not judge (UnknownValueError) adds none."""
+    found: set[tuple[str, str]] = set()
+    for policy in POLICIES:
+        collector = Collector()
+        runs = ([stack_args(stack)] if type(policy).__name__ == "StackValidationPolicy"
+                else [resource_args(r) for r in stack])
+        for args in runs:
+            try:
+                policy.validate(args, collector)
+            except UnknownValueError:
+                pass
+            found |= {(policy.name, urn or getattr(args, "urn", "")) for _, urn in collector.violations}
+            collector.violations.clear()
+    return found
+
+
+def _paths(node, path=()):
+    if path:
+        yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*path, index))
+
+
+@pytest.mark.parametrize("stack_of", [gke_stack, eks_stack])
+def test_no_value_unknown_during_the_preview_adds_a_violation_or_breaks_a_rule(stack_of, monkeypatch):
+    """Each property of each resource in turn (a leaf, a list, an object) made the engine's unknown: every rule
+    still runs, and none reports what it did not report with the value known."""
+    monkeypatch.setenv("GPU_FUNGIBILITY_JUDGE_DATE", "2026-06-01")
+    base = stack_of()
+    known = _verdicts(base)
+    added = {}
+    for index, resource in enumerate(base):
+        for path in list(_paths(resource.props)):
+            stack = copy.deepcopy(base)
+            node = stack[index].props
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = STRING
+            new = _verdicts(stack) - known
+            if new:
+                added[f"{resource.name}: {'.'.join(map(str, path))}"] = sorted(new)
+    assert added == {}

@@ -42,7 +42,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from .. import facts
 from ..cel import compile_error
 from ..stack_view import AKS_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
-from ..unknowns import Pending, has_unknown, is_unknown, unknown_paths
+from ..unknowns import Pending, dig_known, has_unknown, is_unknown, unknown_paths
 from .common import note_unknown_pod_specs, pod_spec
 
 MAX_SUBREQUESTS = 8
@@ -241,13 +241,16 @@ def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[
 
 
 def _compute_class_of(spec: Mapping[str, Any]) -> str | None:
-    selected = (spec.get("nodeSelector") or {}).get(facts.GKE_COMPUTE_CLASS)
+    """The compute class a pod spec selects (callers check its placement is known first)."""
+    selected = dig(spec, "nodeSelector", facts.GKE_COMPUTE_CLASS)
     if selected:
         return str(selected)
     terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                 "nodeSelectorTerms", default=[]) or []
-    for term in terms:
-        for expression in (term or {}).get("matchExpressions") or []:
+    for term in terms if isinstance(terms, list) else []:
+        for expression in (term if isinstance(term, Mapping) else {}).get("matchExpressions") or []:
+            if not isinstance(expression, Mapping):
+                continue
             values = expression.get("values") or []
             if expression.get("key") == facts.GKE_COMPUTE_CLASS and expression.get("operator") == "In" \
                     and len(values) == 1:
@@ -270,6 +273,10 @@ def _alternatives(claim: Res) -> list[tuple[str, list[str]]]:
 def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
     classes_unknown = view.note_unknown(pending, "ComputeClass")
+    for compute_class in view.k8s("ComputeClass"):
+        if is_unknown(dig(compute_class.props, "metadata", "name")) or is_unknown(compute_class.props.get("metadata")):
+            pending.add("its name", f"{compute_class.title} ({compute_class.urn})")
+            classes_unknown = True
     pool_names = {p.pool_name for p in view.pools}
     for name, compute_class in list(classes.items()):
         if has_unknown(compute_class.props.get("spec")):
@@ -363,12 +370,13 @@ def _pool_for(alternative: str, pools: list[Pool]) -> Pool | None:
 
 def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     configmaps = [c for c in view.k8s("ConfigMap") if c.k8s_name == PRIORITY_EXPANDER_CONFIGMAP]
-    configmaps_unknown = view.note_unknown(pending, "ConfigMap")
+    configmaps_unknown = view.note_unknown(pending, "ConfigMap") or any(
+        has_unknown([c.props.get("metadata"), dig(c.props, "metadata", "name")]) for c in view.k8s("ConfigMap"))
     view.note_unknown(pending, HELM_RELEASE)
     for release in view.of_type("kubernetes:helm.sh/v3:Release"):
         if str(release.props.get("chart") or "").rstrip("/").rsplit("/", 1)[-1] == "cluster-autoscaler":
             expander = str(dig(release.props, "values", "extraArgs", "expander", default=""))
-            if is_unknown(expander) or is_unknown(release.props.get("values")):
+            if not dig_known(release.props, "values", "extraArgs", "expander")[0]:
                 pending.add("values.extraArgs.expander", f"{release.title} ({release.urn})")
             elif "priority" not in expander:
                 report_violation("the Cluster Autoscaler release does not use the priority expander "
@@ -426,7 +434,7 @@ def _aks_checks(view: StackView, report_violation: ReportViolation, pending: Pen
     ConfigMap checks as on EKS (its node groups are the pools' scale sets)."""
     for cluster in view.of_type(AKS_CLUSTER):
         expander = str(dig(cluster.props, "autoScalerProfile", "expander", default=""))
-        if is_unknown(expander) or is_unknown(cluster.props.get("autoScalerProfile")):
+        if not dig_known(cluster.props, "autoScalerProfile", "expander")[0]:
             pending.add("autoScalerProfile.expander", f"the AKS cluster ({cluster.urn})")
         elif expander != "priority":
             report_violation("the AKS cluster's autoscaler profile does not use the priority expander "

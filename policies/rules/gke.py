@@ -102,7 +102,9 @@ def validate_gke_dra_driver_install(args: StackValidationArgs, report_violation:
 
 
 def _placement_unknown(daemonset: Any) -> bool:
-    spec = pod_spec(daemonset) or {}
+    spec = pod_spec(daemonset)
+    if spec is None:
+        return has_unknown(daemonset.props.get("spec"))
     return has_unknown([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")])
 
 
@@ -160,6 +162,9 @@ def _no_gpu_sharing_with_dra(view: StackView, report_violation: ReportViolation,
     view.note_unknown(pending, "ResourceClaimTemplate", "ResourceClaim", "DeviceClass")
     mig_classes = _mig_classes(view, pending)
     for claim in [*view.k8s("ResourceClaimTemplate"), *view.k8s("ResourceClaim")]:
+        if has_unknown(claim.props.get("spec")):
+            pending.add("the device classes it requests", f"{claim.title} ({claim.urn})")
+            continue
         reached = sorted(mig_classes & _requested_classes(claim))
         if reached:
             through = "" if reached == [MIG_DEVICE_CLASS] else f" (DeviceClass {', '.join(reached)} admits MIG slices)"

@@ -29,8 +29,8 @@ from gpu_fungibility.support_calendar import (
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from ..runtime import shared
-from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, plain
-from ..unknowns import NotJudged, is_unknown
+from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, dig, plain
+from ..unknowns import NotJudged, dig_known, is_unknown
 from .versions import MIN_VERSION
 
 #: EKS per-cluster hourly price: standard support $0.10, extended support $0.60 (EKS pricing page).
@@ -74,7 +74,7 @@ def cluster_minor(resource_type: str, props: dict, created: bool = False) -> tup
     it is not a cluster or not known yet."""
     if resource_type == GKE_CLUSTER:
         cloud, version = "gke", props.get("minMasterVersion")
-        channel = (props.get("releaseChannel") or {}).get("channel")
+        channel = dig(props, "releaseChannel", "channel")
     elif resource_type == EKS_CLUSTER:
         cloud, version, channel = "eks", props.get("version"), None
     elif resource_type == AKS_CLUSTER:
@@ -134,6 +134,7 @@ def validate_version_advisories(args: ResourceValidationArgs, report_violation: 
     when = _today(args, today, report_violation)
     for note in support_advisories(cloud, minor, when) if when else []:
         report_violation(note, None)
-    if args.resource_type == EKS_CLUSTER and (props.get("upgradePolicy") or {}).get("supportType") in (
-            None, "", "EXTENDED"):
+    if args.resource_type == EKS_CLUSTER and not dig_known(props, "upgradePolicy", "supportType")[0]:
+        raise NotJudged([f"upgradePolicy.supportType of {args.name} ({args.urn})"])
+    if args.resource_type == EKS_CLUSTER and dig(props, "upgradePolicy", "supportType") in (None, "", "EXTENDED"):
         report_violation(EKS_EXTENDED_NOTE, None)
