@@ -37,15 +37,43 @@ def accelerator(type_: str, inputs: dict[str, Any]) -> str | None:
     return None
 
 
+#: GKE node pool fields pulumi-gcp updates in place (not ForceNew: tests/fixtures/terraform_google_container_
+#: forcenew.json) by an upgrade that recreates every node: google/container/v1 cluster_service.proto,
+#: UpdateNodePoolRequest ``machine_type``, ``disk_type``, ``disk_size_gb`` ("Initiates an upgrade operation that
+#: migrates the nodes in the node pool to the specified machine type", googleapis/googleapis cf6f9ee).
+GKE_NODE_RECREATING_UPDATES = {("nodeConfig", "machineType"): "machine type", ("nodeConfig", "diskType"): "disk type",
+                               ("nodeConfig", "diskSizeGb"): "disk size"}
+
+
 def warnings(diff: PlanDiff) -> list[tuple[str, str]]:
-    """(URN, message) for every replace or delete that stops or moves running replicas."""
+    """(URN, message) for every replace or delete that stops or moves running replicas, and every in-place update
+    of an accelerator pool that recreates its nodes."""
     out = []
     for change in diff.changes:
         if change.op in ("replace", "delete"):
             message = _message(change)
-            if message:
-                out.append((change.urn, message))
+        elif change.op == "update":
+            message = _node_recreating_update(change)
+        else:
+            message = None
+        if message:
+            out.append((change.urn, message))
     return out
+
+
+def _node_recreating_update(change: ResourceChange) -> str | None:
+    if change.type != "gcp:container/nodePool:NodePool":
+        return None
+    kind = accelerator(change.type, change.resource.inputs)
+    changed = [GKE_NODE_RECREATING_UPDATES[p.path[:2]] for p in change.properties
+               if tuple(p.path[:2]) in GKE_NODE_RECREATING_UPDATES]
+    if kind is None or not changed:
+        return None
+    what = ", ".join(dict.fromkeys(changed))
+    return (f"**{kind} node pool `{_object_name(change)}` is updated in place, and GKE replaces every node** (changed: "
+            f"{what}): the pool keeps its name, but GKE migrates its nodes to the new {what} with the pool's upgrade "
+            "strategy (surge by default), so each GPU node is drained and deleted. The replicas running there are "
+            "evicted and stay Pending until new nodes are up, or land on the next pool of their fallback order.")
 
 
 def _object_name(change: ResourceChange) -> str:

@@ -428,3 +428,36 @@ def test_the_rtx_pro_6000_bse_v6_sizes_run_the_grid_driver_as_agentbaker_says():
     assert aks_node_pools.RTX_PRO_GRID_DRIVER_SIZES == recorded
     assert aks_node_pools.runs_grid_driver("Standard_NC72ds_xl_RTXPRO6000BSE_v6")
     assert not aks_node_pools.runs_grid_driver("Standard_NC24ads_A100_v4")
+
+
+# --- make diff: pool changes that drain the GPU nodes -----------------------------------------------------------
+
+def test_a_gke_gpu_pool_machine_type_change_says_it_replaces_every_node():
+    from plan_diff import impact
+    from plan_diff.compare import compare
+    from tests.test_plan_diff_compare import POOL, pool_plan
+
+    diff = compare(pool_plan(), pool_plan(nodeConfig__machineType="a2-ultragpu-2g"))
+    [change] = [c for c in diff.changes if c.urn == POOL]
+    assert change.op == "update"  # pulumi-gcp updates it in place: not ForceNew
+    [(urn, warning)] = impact.warnings(diff)
+    assert urn == POOL and "GPU node pool `a100` is updated in place, and GKE replaces every node" in warning
+    assert "machine type" in warning and "drained" in warning
+
+
+def test_a_gpu_pool_force_replaced_says_its_nodes_are_drained():
+    from plan_diff import impact
+    from plan_diff.compare import compare
+    from tests.test_plan_diff_compare import pool_plan
+
+    diff = compare(pool_plan(), pool_plan(nodeConfig__guestAccelerators=[{"count": 2, "type": "nvidia-a100-80gb"}]))
+    [(_, warning)] = impact.warnings(diff)
+    assert "is replaced" in warning and "nodes are drained and deleted" in warning
+
+
+def test_a_gpu_pool_size_change_is_a_plain_update():
+    from plan_diff import impact
+    from plan_diff.compare import compare
+    from tests.test_plan_diff_compare import pool_plan
+
+    assert impact.warnings(compare(pool_plan(), pool_plan(autoscaling__totalMaxNodeCount=3))) == []
