@@ -256,6 +256,16 @@ class Case:
     verdict: Verdict | None = None
     apply_errors: list[str] = field(default_factory=list)
 
+    def unexpected_apply_errors(self) -> list[str]:
+        """What the API server refused that the scenario did not mean it to, and what it accepted that the scenario
+        meant it to refuse (``meantToBeRefused``: the admission family's claim templates)."""
+        meant = set(self.document.get("meantToBeRefused") or ())
+        refused = {error.split(": ", 1)[0] for error in self.apply_errors}
+        found = [error for error in self.apply_errors if error.split(": ", 1)[0] not in meant]
+        if self.observed is not None:
+            found += [f"{ref}: accepted, though the API server is expected to refuse it" for ref in sorted(meant - refused)]
+        return found
+
 
 @dataclass
 class Report:
@@ -380,7 +390,10 @@ class Report:
             "disagreements": [{"scenario": c.document["name"], "description": c.document["description"],
                                "determinate": c.verdict.determinate, "groups": c.verdict.groups_differing,
                                "detail": c.verdict.detail} for c in self.disagreements],
-            "applyErrors": {c.document["name"]: c.apply_errors for c in self.cases if c.apply_errors},
+            "applyErrors": {c.document["name"]: c.unexpected_apply_errors() for c in self.cases
+                            if c.unexpected_apply_errors()},
+            "refusedAsMeant": {c.document["name"]: c.apply_errors for c in self.cases
+                               if c.apply_errors and not c.unexpected_apply_errors()},
             "failures": self.failures,
             "batchesPlacedOneByOne": self.split,
             "placedAgainAlone": self.rechecked,

@@ -271,6 +271,7 @@ def admission(name: str) -> Scenario:
     _claimed(sc, "g3", [{"name": "gpu", "exactly": _exactly()}],
              constraints=[{"matchAttribute": f"{NVIDIA}/productName", "requests": ["gpu", "other"]}])
     _claimed(sc, "g4", [{"name": "gpu", "firstAvailable": [{"name": f"s{k}", **_exactly()} for k in range(9)]}])
+    sc.meant_refused += [f"ResourceClaimTemplate/{gen.NAMESPACE}/{name}-g{i}-claim0" for i in range(5)]
     _claimed(sc, "g5", [{"name": "gpu", "exactly": _exactly(GPU, 1, f"sign({mem}) == 1")}], pod=_pod(name, cpu="0"))
     _claimed(sc, "g6", [{"name": "gpu", "exactly": _exactly(GPU, 0)}])
     return sc

@@ -290,6 +290,10 @@ def _admin_access(sc: Scenario, rng: random.Random) -> None:
     _new_group(sc, rng, [{"name": "r0", "exactly": second}], replicas=rng.choice((1, 2)))
 
 
+def _refused(sc: Scenario, group: Group) -> None:
+    sc.meant_refused += [f"ResourceClaimTemplate/{NAMESPACE}/{t['metadata']['name']}" for t in group.templates]
+
+
 def _admission(sc: Scenario, rng: random.Random) -> None:
     case = rng.choice(("sign-method", "regex", "hetero-list", "unknown-request", "nine-subrequests", "cpu-zero",
                        "count-zero", "valid-regex", "eight-subrequests"))
@@ -298,7 +302,7 @@ def _admission(sc: Scenario, rng: random.Random) -> None:
         expression = REFUSED_SELECTORS[("sign-method", "regex", "hetero-list").index(case)]
         requests = [{"name": "r0", "exactly": {"deviceClassName": gpu_class, "count": 1,
                                                "selectors": [{"cel": {"expression": expression}}]}}]
-        _new_group(sc, rng, requests)
+        _refused(sc, _new_group(sc, rng, requests))
     elif case == "valid-regex":
         expression = f"device.attributes['{NVIDIA}'].productName.matches('^NVIDIA (L4|A100|H100)')"
         _new_group(sc, rng, [{"name": "r0", "exactly": {"deviceClassName": gpu_class, "count": 1,
@@ -307,10 +311,13 @@ def _admission(sc: Scenario, rng: random.Random) -> None:
         group = _new_group(sc, rng, [{"name": "r0", "exactly": {"deviceClassName": gpu_class, "count": 1}}])
         group.templates[0]["spec"]["spec"]["devices"]["constraints"] = [
             {"matchAttribute": f"{NVIDIA}/productName", "requests": ["r0", "r9"]}]
+        _refused(sc, group)
     elif case in ("nine-subrequests", "eight-subrequests"):
         n = 9 if case == "nine-subrequests" else 8
         subs = [{"name": f"s{k}", "deviceClassName": gpu_class, "count": 1 + (n - 1 - k) // 2} for k in range(n)]
-        _new_group(sc, rng, [{"name": "r0", "firstAvailable": subs}])
+        group = _new_group(sc, rng, [{"name": "r0", "firstAvailable": subs}])
+        if n > 8:
+            _refused(sc, group)
     elif case == "cpu-zero":
         group = _new_group(sc, rng, [{"name": "r0", "exactly": {"deviceClassName": gpu_class, "count": 1}}])
         group.pod["containers"][0]["resources"]["requests"]["cpu"] = "0"

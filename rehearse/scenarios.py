@@ -85,6 +85,7 @@ class Scenario:
     family: str = "base"
     claims: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaims pods name (shared claims)
     shared_slices: list[dict[str, Any]] = field(default_factory=list)  # ResourceSlices without a nodeName
+    meant_refused: list[str] = field(default_factory=list)  # refs ("Kind/namespace/name") the API server refuses
 
     def node_names(self, pool: Pool) -> list[str]:
         return [f"{self.name}-{pool.name}-{i}" for i in range(pool.nodes)]
@@ -154,7 +155,7 @@ class Scenario:
             "family": self.family, "description": self.describe(),
             "nodes": self.nodes(), "resourceSlices": self.resource_slices(),
             "deviceClasses": [*driver_device_classes(), *self.device_classes], "templates": self.templates(),
-            "claims": list(self.claims),
+            "claims": list(self.claims), "meantToBeRefused": list(self.meant_refused),
             "groups": [{"name": g.name, "kind": g.kind, "replicas": g.replicas, "pod": g.pod} for g in self.groups],
         }
 

@@ -8,6 +8,7 @@ import pytest
 
 from rehearse import differential, scenarios, simside
 from rehearse.differential import Case, Report, Verdict
+from tests.test_differential_reduced import recorded
 
 SEED = 38
 
@@ -103,3 +104,20 @@ def test_the_report_gives_agreement_per_family():
     assert report.to_json()["byFamily"] == report.by_family()
     assert any(line.split() == ["cel:", "1", "of", "2", "agree;", "1", "determinate"]
                for line in report.render().splitlines())
+
+
+def test_what_a_scenario_means_the_api_server_to_refuse_is_no_apply_error():
+    admission = next(sc for sc in scenarios.generate(SEED, 300) if sc.family == "admission" and sc.meant_refused)
+    document = admission.document()
+    (ref,) = document["meantToBeRefused"]
+    case = Case(document, simside.SimAnswer(), {"pods": []}, apply_errors=[f"{ref}: is invalid"])
+    assert case.unexpected_apply_errors() == []
+    case.apply_errors = ["Pod/differential/x: is invalid"]
+    assert case.unexpected_apply_errors() == ["Pod/differential/x: is invalid",
+                                              f"{ref}: accepted, though the API server is expected to refuse it"]
+
+
+def test_the_recorded_refusals_are_the_ones_meant():
+    found = recorded("admission")
+    case = Case(found["document"], simside.SimAnswer(), found["observed"], apply_errors=found["applyErrors"])
+    assert len(found["applyErrors"]) == 5 and case.unexpected_apply_errors() == []
