@@ -33,7 +33,7 @@ help:
 	@echo "make rehearse-build [MINOR=1.35]  build Kubernetes' own control plane for the rehearsal (needs Go >= 1.24)"
 	@echo "make rehearse-compile            go build + go vet of the rehearsal's control plane for every Kubernetes minor (Go)"
 	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
-	@echo "make preview STACK=dev [MODE=first|update] [POLICY_CONFIG=f]  the real Pulumi engine previews the stack with the pack (needs Go) -> build/<stack>/engine/"
+	@echo "make preview STACK=dev [MODE=first|update] [POLICY_CONFIG=f]  the real Pulumi engine previews the stack with the pack (needs Go) -> build/<stack>.engine/"
 	@echo "make preview-build                build the Pulumi CLI and kubernetes provider from Go modules (needs Go)"
 	@echo "make test-preview                 the real engine's tests: plan == engine, the pack under real previews (tests/engine; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"

@@ -2,7 +2,7 @@
 
     python -m pulumi_engine build
     python -m pulumi_engine preview --stack dev [--mode first|update|both] [--policy-config FILE] [--json]
-    python -m pulumi_engine compare build/dev/plan.json build/dev/engine/first/preview.json
+    python -m pulumi_engine compare build/dev/plan.json build/dev.engine/first/preview.json
 
 Exit codes: 0 every mode previewed with no mandatory policy violation; 1 a preview failed or the pack reported a
 mandatory violation; 2 the engine cannot be had here (no Go, a failed build) or the arguments are wrong.

@@ -41,6 +41,7 @@ CLI_PACKAGE = "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
 KUBERNETES_MODULE = "github.com/pulumi/pulumi-kubernetes/provider/v4"
 MIN_GO = (1, 24)
 BUILD_TIMEOUT_S = 5400.0
+CLOSED_PROXY = "http://127.0.0.1:9"
 GO_INSTALL = "install Go >= 1.24 (https://go.dev/doc/install) and put `go` on PATH, then run `make preview-build`"
 
 
@@ -175,6 +176,11 @@ def offline_env(tools: Tools) -> dict[str, str]:
         "PULUMI_SKIP_CONFIRMATIONS": "true",
         "PULUMI_DEBUG_COMMANDS": "true",  # --event-log, as the Automation API runs the CLI
         "PATH": f"{tools.cli_root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        # Nothing leaves the machine: any HTTP(S) request the CLI or a plugin would make (an update check, a
+        # plugin or chart download) goes to a loopback port nothing serves and fails at once; loopback itself
+        # (the engine's gRPC between the CLI, the program, the plugins and the pack) is never proxied.
+        **{name: CLOSED_PROXY for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")},
+        **{name: "127.0.0.1,localhost,::1" for name in ("NO_PROXY", "no_proxy")},
     }
 
 

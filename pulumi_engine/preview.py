@@ -6,9 +6,9 @@ in-process by the Python SDK, so no ``pulumi-language-python`` host is needed; t
 here); the Kubernetes provider is the real pulumi-kubernetes built from its module; the cloud providers are the
 project's stand-ins (:mod:`pulumi_engine.standin`). The pack runs as a user's CI runs it: ``--policy-pack``.
 
-Writes ``build/<stack>/engine/<mode>/``: ``preview.json`` (the CLI's ``pulumi preview --json``), ``events.jsonl``
+Writes ``build/<stack>.engine/<mode>/``: ``preview.json`` (the CLI's ``pulumi preview --json``), ``events.jsonl``
 (the engine's event log: diagnostics, policy events, resource steps), ``policy.json`` (the policy events alone) and
-``stderr.txt``. The stack lives in a file backend under ``build/<stack>/engine/<mode>/work`` and is made anew
+``stderr.txt``. The stack lives in a file backend under ``build/<stack>.engine/<mode>/work`` and is made anew
 each run; the user's own ``Pulumi.<stack>.yaml`` is read, never written.
 """
 
@@ -98,7 +98,11 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     tools = tools or build.ensure_tools()
-    out = out or root / "build" / stack / "engine" / mode
+    if out is None:
+        from stacks.stack_files import output_dir
+
+        # Beside build/<stack>/, not in it: `make plan` replaces that folder whole.
+        out = output_dir(f"{stack}.engine", root / "build") / mode
     work = out / "work"
     shutil.rmtree(out, ignore_errors=True)
     (work / "state").mkdir(parents=True)

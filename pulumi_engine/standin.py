@@ -12,8 +12,9 @@ What it does and does not do, so nobody mistakes it for the real provider:
 - ``Create`` in a preview answers the inputs plus the computed outputs the program reads back (the same table as
   the offline plan's mocks, :data:`offline_plan.mocks.OUTPUTS_BY_TYPE`). In the ``first`` mode (a stack's first
   preview) every computed value is unknown, as a real provider's are before the resource exists; in the
-  ``update`` mode they are known, as they are once the resource exists. Outputs it does not list are left out,
-  which the SDK reads as unknown in a preview.
+  ``update`` mode they are known, as they are once the resource exists, except a cluster's API server address and
+  CA (:func:`without_credentials`). Outputs it does not list are left out, which the SDK reads as unknown in a
+  preview.
 - ``Invoke`` answers the offline plan's canned results (:data:`offline_plan.mocks.CALL_RESULTS`).
 - ``Diff`` compares old and new inputs key by key; it knows none of the cloud's replacement rules
   (``plan_diff`` does).
@@ -70,7 +71,35 @@ def computed_outputs(type_: str, name: str, inputs: dict[str, Any], mode: str) -
 
     extra = OUTPUTS_BY_TYPE.get(type_)
     outputs = {**inputs, **(extra(name, inputs) if extra else {})}
-    return unknown_over(inputs, outputs) if mode == "first" else outputs
+    return unknown_over(inputs, outputs) if mode == "first" else without_credentials(type_, outputs)
+
+
+#: A cluster's credentials, as output paths: unknown in both modes (see :func:`without_credentials`).
+CREDENTIAL_OUTPUTS = {
+    "gcp:container/cluster:Cluster": ("endpoint", "masterAuth", "controlPlaneEndpointsConfig.dnsEndpointConfig.endpoint"),
+    "aws:eks/cluster:Cluster": ("endpoint", "certificateAuthority"),
+}
+#: Invokes whose answer is a cluster's credentials.
+CREDENTIAL_INVOKES = ("azure-native:containerservice:listManagedClusterUserCredentials",)
+
+
+def without_credentials(type_: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """A cluster's known outputs with its API server and CA unknown, so the Kubernetes provider stays unconfigured.
+
+    With a known kubeconfig the real Kubernetes provider would try to reach the cluster, and a Helm Release
+    whose inputs are all known loads its chart from the registry in ``Check``
+    (pulumi-kubernetes provider/pkg/provider/helm_release.go, the pinned module): neither can happen offline.
+    In a real update preview both are known; this mode gives up only those values.
+    """
+    out = json.loads(json.dumps(outputs))
+    for path in CREDENTIAL_OUTPUTS.get(type_, ()):
+        *parents, last = path.split(".")
+        holder = out
+        for key in parents:
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        if isinstance(holder, dict) and last in holder:
+            holder[last] = UNKNOWN
+    return out
 
 
 def _servicer(package: str, version: str, mode: str):
@@ -142,7 +171,10 @@ def _servicer(package: str, version: str, mode: str):
             if request.tok not in CALL_RESULTS:
                 return provider_pb2.InvokeResponse(failures=[provider_pb2.CheckFailure(
                     reason=f"the {package} stand-in has no answer for {request.tok}")])
-            return provider_pb2.InvokeResponse(**{"return": to_struct(CALL_RESULTS[request.tok])})
+            result = CALL_RESULTS[request.tok]
+            if request.tok in CREDENTIAL_INVOKES:
+                result = {k: UNKNOWN for k in result}
+            return provider_pb2.InvokeResponse(**{"return": to_struct(result)})
 
         def GetMapping(self, request, context):  # noqa: N802
             return provider_pb2.GetMappingResponse(provider="", data=b"")
