@@ -56,7 +56,7 @@ class EngineRun:
         return [e for e in self.policy_events if e.get("enforcementLevel") == "mandatory"]
 
 
-def _stack_file_for_engine(stack: str, root: Path, work: Path) -> dict[str, str]:
+def _stack_file_for_engine(stack: str, root: Path, work: Path, stack_file: Path | None = None) -> dict[str, str]:
     """Copy ``Pulumi.<stack>.yaml`` into the work folder as the CLI reads it; returns its encrypted keys.
 
     A ``secure:`` value is ciphertext of the user's secrets provider, which this throwaway stack does not have:
@@ -64,7 +64,7 @@ def _stack_file_for_engine(stack: str, root: Path, work: Path) -> dict[str, str]
     """
     from stacks.stack_files import check_stack_name
 
-    source = root / f"Pulumi.{check_stack_name(stack)}.yaml"
+    source = stack_file or root / f"Pulumi.{check_stack_name(stack)}.yaml"
     data = yaml.safe_load(source.read_text()) or {}
     config = dict(data.get("config") or {})
     secure = {k: SECRET_PLACEHOLDER for k, v in config.items() if isinstance(v, dict) and set(v) == {"secure"}}
@@ -91,8 +91,12 @@ def _sh(path: Path) -> str:
 
 
 def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | None = None,
-            policy_config: Path | None = None, tools: build.Tools | None = None) -> EngineRun:
-    """Preview ``stack`` on the real engine in ``mode`` (``first`` or ``update``, see :mod:`pulumi_engine.standin`)."""
+            policy_config: Path | None = None, tools: build.Tools | None = None,
+            stack_file: Path | None = None) -> EngineRun:
+    """Preview ``stack`` on the real engine in ``mode`` (``first`` or ``update``, see :mod:`pulumi_engine.standin`).
+
+    ``stack_file`` reads the config from another file than ``<root>/Pulumi.<stack>.yaml`` (a test's broken stack).
+    """
     from pulumi import automation as auto
 
     if mode not in MODES:
@@ -106,7 +110,7 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
     work = out / "work"
     shutil.rmtree(out, ignore_errors=True)
     (work / "state").mkdir(parents=True)
-    secure = _stack_file_for_engine(stack, root, work)
+    secure = _stack_file_for_engine(stack, root, work, stack_file)
     env = {
         **build.offline_env(tools),
         "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,

@@ -1,0 +1,121 @@
+"""The real-engine path's own parts, checked without Go: the stand-in plugin, the plan-vs-engine comparison,
+the offline plan's engine naming (URNs, default providers, provider inputs), and config as the CLI delivers it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offline_plan.planjson import plan_document
+from offline_plan.run import read_stack_file
+from pulumi_engine import compare, standin
+from stacks.loader import cli_order
+
+UNKNOWN = standin.UNKNOWN
+
+
+
+def test_a_first_preview_keeps_what_echoes_the_inputs_and_knows_nothing_the_provider_computes():
+    inputs = {"name": "c", "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": False}}}
+    outputs = standin.computed_outputs("gcp:container/cluster:Cluster", "gke-cluster", inputs, "first")
+    assert outputs["name"] == "c"
+    assert outputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"] == {
+        "allowExternalTraffic": False, "endpoint": UNKNOWN}
+    assert outputs["endpoint"] == UNKNOWN and outputs["masterAuth"] == UNKNOWN
+
+
+def test_an_update_preview_knows_the_computed_outputs_but_not_the_clusters_credentials():
+    inputs = {"name": "c", "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": False}}}
+    outputs = standin.computed_outputs("gcp:container/cluster:Cluster", "gke-cluster", inputs, "update")
+    assert outputs["selfLink"].endswith("/clusters/c")
+    assert outputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["allowExternalTraffic"] is False
+    assert outputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["endpoint"] == UNKNOWN
+    assert outputs["endpoint"] == UNKNOWN and outputs["masterAuth"] == UNKNOWN
+    eks = standin.computed_outputs("aws:eks/cluster:Cluster", "eks", {"name": "e"}, "update")
+    assert eks["arn"].endswith(":cluster/e") and eks["endpoint"] == UNKNOWN and eks["certificateAuthority"] == UNKNOWN
+
+
+def test_each_stand_in_claims_the_version_its_python_sdk_asks_for():
+    for package, module in standin.SDK_MODULES.items():
+        version = standin.sdk_plugin_version(package)
+        sdk = __import__(module)
+        assert version == json.loads((__import__("pathlib").Path(sdk.__file__).parent
+                                      / "pulumi-plugin.json").read_text())["version"]
+
+
+def test_the_comparison_matches_unknowns_and_whole_masked_secrets_and_names_every_other_difference():
+    plan = {"steps": [{"newState": {"urn": "u1", "type": "t", "parent": "p", "inputs": {
+        "a": 1, "b": "[unknown]", "s": {"k": "[secret]"}, "c": [1, 2]}}}]}
+    engine = {"steps": [{"newState": {"urn": "u1", "type": "t", "parent": "p", "inputs": {
+        "a": 1.0, "b": "x", "s": "[secret]", "c": [1, 2]}}}]}
+    assert compare.differences(plan, engine) == []
+    engine["steps"][0]["newState"]["inputs"]["c"] = [1, 3]
+    engine["steps"][0]["newState"]["parent"] = "q"
+    engine["steps"].append({"newState": {"urn": "u2", "type": "t"}})
+    found = compare.differences(plan, engine)
+    assert "only in the engine: u2" in found
+    assert any("parent" in line for line in found) and any("inputs.c[1]" in line for line in found)
+
+
+def test_a_provider_reference_is_compared_without_its_id():
+    assert compare.provider_urn("urn:pulumi:s::p::pulumi:providers:gcp::default_10_2_0::" + UNKNOWN) == \
+        "urn:pulumi:s::p::pulumi:providers:gcp::default_10_2_0"
+    assert compare.provider_urn("") == ""
+
+
+@pytest.fixture(scope="module")
+def dev_plan():
+    from offline_plan.run import run_stack_file
+
+    return plan_document(run_stack_file("dev"))
+
+
+def test_urns_are_the_engines_no_root_stack_type_and_the_parents_whole_type_chain(dev_plan):
+    urns = [s["urn"] for s in dev_plan["steps"]]
+    assert "urn:pulumi:dev::gpu-fungibility::gpu-fungibility:index:GkeCluster::gke" in urns
+    assert "urn:pulumi:dev::gpu-fungibility::gpu-fungibility:index:GkeCluster$gcp:container/cluster:Cluster::" \
+           "gke-cluster" in urns
+    assert not [u for u in urns if "pulumi:pulumi:Stack$" in u]
+
+
+def test_a_resource_without_an_explicit_provider_names_the_engines_default_provider(dev_plan):
+    states = {s["newState"]["urn"].rsplit("::", 1)[1]: s["newState"] for s in dev_plan["steps"]}
+    version = standin.sdk_plugin_version("gcp").replace(".", "_")
+    assert compare.provider_urn(states["gke-cluster"]["provider"]) == \
+        f"urn:pulumi:dev::gpu-fungibility::pulumi:providers:gcp::default_{version}"
+    explicit = states["gke-k8s"]
+    assert explicit["inputs"]["version"] == standin.sdk_plugin_version("kubernetes")
+    assert explicit["inputs"]["__internal"] == {}
+    assert "gke-k8s" in states["vllm-gpu-deployment"]["provider"]
+
+
+def test_config_maps_reach_the_program_in_the_clis_order_whatever_the_files_order():
+    assert list(cli_order({"b": {"z": 1, "a": [{"y": 1, "x": 2}]}, "a": 1})) == ["a", "b"]
+    assert list(cli_order({"b": {"z": 1, "a": 2}})["b"]) == ["a", "z"]
+    assert list(cli_order({"b": {"z": 1, "a": [{"y": 1, "x": 2}]}})["b"]["a"][0]) == ["x", "y"]
+
+
+def test_a_bare_key_is_the_projects_as_the_cli_reads_it(tmp_path):
+    (tmp_path / "Pulumi.bare.yaml").write_text("config:\n  hfToken: hf_plain_text\n  gcp:project: p\n")
+    read = read_stack_file("bare", tmp_path)
+    assert read.namespace_config == {"hfToken": "hf_plain_text"}
+    assert read.other_config == {"gcp:project": "p"}
+
+
+def test_a_plain_text_token_under_a_bare_key_is_refused_as_the_engine_refuses_it(tmp_path):
+    from offline_plan.run import run_stack_file
+    from stacks.loader import ConfigError
+
+    source = (__import__("offline_plan.run", fromlist=["ROOT"]).ROOT / "Pulumi.dev.yaml").read_text()
+    (tmp_path / "Pulumi.bare.yaml").write_text(source.replace("config:\n", "config:\n  hfToken: hf_plain_text\n", 1))
+    with pytest.raises(ConfigError, match="plain text"):
+        run_stack_file("bare", tmp_path)
+
+
+def test_the_stand_in_answers_no_unknown_invoke_silently():
+    servicer, _ = standin._servicer("gcp", "10.2.0", "first")
+    from pulumi.runtime.proto import provider_pb2
+
+    answer = servicer.Invoke(provider_pb2.InvokeRequest(tok="gcp:nothing/nothing:nothing"), None)
+    assert answer.failures and "no answer" in answer.failures[0].reason
