@@ -44,7 +44,16 @@ from pulumi_policy.proxy import (
 from . import facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
 from .runtime import shared
-from .unknowns import SENTINELS, UNKNOWN, Pending, has_unknown, is_unknown, outputs_unknown, unknown_paths
+from .unknowns import (
+    SENTINELS,
+    UNKNOWN,
+    Pending,
+    dig_known,
+    has_unknown,
+    is_unknown,
+    outputs_unknown,
+    unknown_paths,
+)
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -143,11 +152,14 @@ class Res:
 
     @property
     def k8s_name(self) -> str:
-        return str(dig(self.props, "metadata", "name", default="") or self.name)
+        """``metadata.name`` (:data:`UNKNOWN` while the preview cannot know it; the resource's name when unset)."""
+        known_, name = dig_known(self.props, "metadata", "name")
+        return str(name or self.name) if known_ else UNKNOWN
 
     @property
     def k8s_namespace(self) -> str:
-        return str(dig(self.props, "metadata", "namespace", default="") or "default")
+        known_, namespace = dig_known(self.props, "metadata", "namespace")
+        return str(namespace or "default") if known_ else UNKNOWN
 
     @property
     def opaque(self) -> bool:
@@ -421,8 +433,8 @@ class StackView:
         object; Pulumi makes up a name only when none is given): so the name its known inputs carry is the value,
         before the Namespace exists. Otherwise :data:`UNKNOWN` stays."""
         path = path or ("metadata", "namespace")
-        value = dig(res.props, *path, default="")
-        if not is_unknown(value):
+        known_, value = dig_known(res.props, *path)
+        if known_:
             return str(value or "default")
         sources = [r for urn in res.property_dependencies.get(path[0], ()) for r in self._by_urn(urn)]
         namespaces = [r for r in sources if r.type.endswith(":Namespace") and r.type.startswith(K8S_PREFIX)]
@@ -480,6 +492,10 @@ class StackView:
         """Name to ``pending`` every resource of these kinds or types whose properties (or chart) are unknown;
         whether there was one. A rule whose verdict such a resource could change calls it."""
         found = self.unknown_of(*kinds)
+        unnamed = [r for kind in kinds if ":" not in kind for r in self.k8s(kind)
+                   if is_unknown(r.k8s_name) or is_unknown(self.namespace_of(r))]
+        for res in unnamed:
+            pending.add("its name or namespace", f"{res.title} ({res.urn})")
         for res in found:
             if res.opaque:
                 pending.add_outputs(res.title, res.urn)
@@ -488,14 +504,16 @@ class StackView:
             else:
                 paths = [f"values.{p}" if p != "." else "values" for p in unknown_paths(res.props.get("values"))]
                 pending.add(f"{', '.join(paths)} (where its plugins run)", f"{res.title} ({res.urn})")
-        return bool(found)
+        return bool(found or unnamed)
 
     def k8s_named(self, kind: str, namespace: str, name: str) -> list[Res]:
         """The objects of a kind with this namespace and name (claims a pod spec refers to)."""
         if kind not in self._named_kinds:
             self._named_kinds.add(kind)
             for res in self.k8s(kind):
-                self._named.setdefault((kind, self.namespace_of(res), res.k8s_name), []).append(res)
+                key = (kind, self.namespace_of(res), res.k8s_name)
+                if not (is_unknown(key[1]) or is_unknown(key[2])):  # see note_unknown
+                    self._named.setdefault(key, []).append(res)
         return self._named.get((kind, namespace, name), [])
 
     @functools.cached_property

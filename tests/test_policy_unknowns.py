@@ -407,3 +407,14 @@ def test_no_value_unknown_during_the_preview_adds_a_violation_or_breaks_a_rule(s
             if new:
                 added[f"{resource.name}: {'.'.join(map(str, path))}"] = sorted(new)
     assert added == {}
+
+
+def test_an_object_whose_metadata_is_unknown_is_in_no_namespace_for_sure():
+    """Not "default": a kube-system DaemonSet with a system-node-critical priority is not refused for it."""
+    stack = gke_stack()
+    installer = find(stack, "nvidia-driver-installer")
+    installer.props["spec"]["template"]["spec"]["priorityClassName"] = "system-node-critical"
+    assert run(validate_gke_critical_priority_quota, stack)[0].violations == []
+    installer.props["metadata"] = STRING
+    violations, pending = run(validate_gke_critical_priority_quota, stack)
+    assert violations.violations == [] and any("system-node-critical" in item for item in pending), pending

@@ -227,6 +227,8 @@ def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[
     """The claim objects (templates or shared claims) a pod spec references, when the stack creates them."""
     namespace = view.namespace_of(workload)
     found: list[Res] = []
+    if is_unknown(namespace) or not isinstance(spec.get("resourceClaims") or [], list):
+        return found  # the rules name such a workload as not judged
     for ref in spec.get("resourceClaims") or []:
         if not isinstance(ref, Mapping):
             continue
@@ -497,6 +499,9 @@ def validate_claim_follows_compute_class(args: StackValidationArgs, report_viola
     pending = Pending()
     view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
     note_unknown_pod_specs(view, pending)
+    for workload, spec in _workloads(view):
+        if has_unknown(spec.get("resourceClaims")):
+            pending.add("the claims its pods use", f"{workload.title} ({workload.urn})")
     checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
         checks[clouds.profile(view.cloud).name](view, report_violation, pending)
