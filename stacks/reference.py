@@ -23,7 +23,8 @@ DESCRIPTIONS = {
     "cluster.location": "GKE region or zone / AWS region / Azure region",
     "cluster.zones": "zones for nodes (GKE node locations / EKS subnets / AKS zones `\"1\"`-`\"3\"`)",
     "cluster.resourceGroup": "AKS: an existing resource group (default: `<name>-rg` is built)",
-    "cluster.kubernetesVersion": "control-plane version, >= 1.34 (DRA GA)",
+    "cluster.kubernetesVersion": "control-plane version, >= 1.34 (DRA GA), quoted (`\"1.35\"`: unquoted YAML reads "
+                                 "a number); a minor no cloud offers yet (`\"1.40\"`) is refused",
     "cluster.releaseChannel": "GKE release channel; the cluster runs at least the channel's default minor, "
                               "which every tool models (`support_calendar.effective_minor`)",
     "cluster.eksSupportType": "EKS `upgradePolicy.supportType`: `STANDARD` (upgraded at end of standard "

@@ -259,11 +259,11 @@ HOSTILE_SNAPSHOT_FILES: dict[str, tuple[bytes, str]] = {
 
 #: (id, (text in Pulumi.aks-dev.yaml, its hostile replacement, key path and words the error names)).
 HOSTILE_AKS_VALUES: dict[str, tuple[str, str, str]] = {
-    "pool-max-100000": ("autoscaling: {min: 1, max: 2}\n      diskSizeGb: 300",
+    "pool-max-100000": ("autoscaling: {min: 1, max: 1}\n      diskSizeGb: 300",
                         "autoscaling: {min: 1, max: 100000}\n      diskSizeGb: 300",
                         "nodePools.a100spot.autoscaling.max: 100000 is more than 1,000"),
-    "pool-disk-99999": ("autoscaling: {min: 1, max: 2}\n      diskSizeGb: 300",
-                        "autoscaling: {min: 1, max: 2}\n      diskSizeGb: 99999",
+    "pool-disk-99999": ("autoscaling: {min: 1, max: 1}\n      diskSizeGb: 300",
+                        "autoscaling: {min: 1, max: 1}\n      diskSizeGb: 99999",
                         "nodePools.a100spot.diskSizeGb: 99999 is more than 2,048 GB"),
     "system-max-5000": ("vmSize: Standard_D4ds_v5\n      min: 2\n      max: 3",
                         "vmSize: Standard_D4ds_v5\n      min: 2\n      max: 5000", "cluster.systemPool.max"),

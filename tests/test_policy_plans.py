@@ -300,6 +300,14 @@ def prefer_the_on_demand_a100(plan):
     return "vllm-gpu-deployment"
 
 
+def let_an_aks_dra_pool_grow(plan):
+    """maxCount above minCount on an AKS DRA pool: AKS's autoscaler would not grow it (aks-dra-pool-size)."""
+    pool = next(s["newState"] for s in plan["steps"] if s.get("newState", {}).get("type")
+                == "azure-native:containerservice:AgentPool" and s["newState"]["urn"].endswith("::t4spot-pool"))
+    pool["inputs"]["maxCount"] = 3
+    return "t4spot-pool"
+
+
 def bottlerocket_on_a_dra_group(plan):
     group = eks_group(plan, "a10g-4x")
     group["inputs"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
@@ -384,6 +392,7 @@ MUTATIONS = [
     ("eks-dev", dra_group_at_zero, "eks-dra-scale-from-zero"),
     ("eks-dev", drop_the_preferred_affinity, "preference-follows-claim"),
     ("aks-dev", prefer_the_on_demand_a100, "preference-follows-claim"),
+    ("aks-dev", let_an_aks_dra_pool_grow, "aks-dra-pool-size"),
     # A pool a claim reaches but that lost its DRA label: the label-driven rules see nothing wrong.
     ("dev", drop_the_tpu_dra_label, "dra-reachable-pools-served"),
     ("eks-dev", drop_the_dra_label_on_eks, "dra-reachable-pools-served", {"claim-follows-compute-class"}),

@@ -40,6 +40,8 @@ cluster = GkeCluster("gke", {
     "public_endpoint": True,
     "authorized_networks": [config.get("adminCidr") or "203.0.113.0/24"],
     "deletion_protection": False,
+    # The create version (minMasterVersion): a supported minor, since the library's default is the DRA floor, 1.34.
+    "kubernetes_version": "1.35",
 }, opts=pulumi.ResourceOptions(depends_on=[network]))
 
 # One spot L4 pool wired for DRA: GKE installs neither driver nor device plugin there.
