@@ -92,22 +92,39 @@ class PlanDiff:
         return counts
 
 
+#: What offline plans before 0.4.0 put in front of the type of every resource under the stack; the engine never did.
+LEGACY_STACK_PREFIX = "::pulumi:pulumi:Stack$"
+
+
+def engine_urn(urn: str) -> str:
+    """A URN (or ``<provider URN>::<id>``) as the engine names it: an older offline plan's ``pulumi:pulumi:Stack$``
+    prefix dropped, so a base planned before 0.4.0 is compared with a head planned after it, not shown moved."""
+    return urn.replace(LEGACY_STACK_PREFIX, "::") if urn else urn
+
+
+def _provider_reference(reference: str) -> str:
+    """An explicit provider's reference; '' for the engine's default provider (older plans named none)."""
+    reference = engine_urn(reference)
+    name = reference.split("::")[3] if reference.count("::") >= 3 else ""
+    return "" if "::pulumi:providers:" in reference and name.startswith("default") else reference
+
+
 def resources(plan: dict[str, Any]) -> dict[str, Resource]:
     """URN -> resource, from a ``pulumi preview --json``-shaped document (ours or the CLI's)."""
     out: dict[str, Resource] = {}
     for step in plan.get("steps", []):
         state = step.get("newState") or step.get("oldState") or {}
-        urn = state.get("urn") or step.get("urn")
+        urn = engine_urn(state.get("urn") or step.get("urn"))
         if not urn:
             continue
         out[urn] = Resource(
             urn=urn,
             type=state.get("type") or urn.split("::")[2].split("$")[-1],
             custom=bool(state.get("custom", True)),
-            parent=state.get("parent", ""),
+            parent=engine_urn(state.get("parent", "")),
             inputs=state.get("inputs") or {},
-            provider=state.get("provider") or step.get("provider") or "",
-            aliases=[a for a in state.get("aliases") or [] if isinstance(a, str)],
+            provider=_provider_reference(state.get("provider") or step.get("provider") or ""),
+            aliases=[engine_urn(a) for a in state.get("aliases") or [] if isinstance(a, str)],
             replace_on_changes=list(state.get("replaceOnChanges") or []),
             ignore_changes=list(state.get("ignoreChanges") or []),
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -14,11 +15,11 @@ from plan_diff.rules import AWS_CLUSTER, GOOGLE_NODE_POOL, KUBERNETES_RESOURCE_V
 
 P = "urn:pulumi:dev::gpu-fungibility::"
 STACK = P + "pulumi:pulumi:Stack::gpu-fungibility-dev"
-POOL_COMPONENT = P + "pulumi:pulumi:Stack$gpu-fungibility:gke_pools:GkeGpuNodePool::a100"
-POOL = P + "pulumi:pulumi:Stack$gpu-fungibility:gke_pools:GkeGpuNodePool$gcp:container/nodePool:NodePool::a100-nodepool"
-TEMPLATE = P + "pulumi:pulumi:Stack$kubernetes:resource.k8s.io/v1:ResourceClaimTemplate::claim"
-SECRET = P + "pulumi:pulumi:Stack$kubernetes:core/v1:Secret::hf"
-K8S_PROVIDER = P + "pulumi:pulumi:Stack$pulumi:providers:kubernetes::k8s"
+POOL_COMPONENT = P + "gpu-fungibility:gke_pools:GkeGpuNodePool::a100"
+POOL = P + "gpu-fungibility:gke_pools:GkeGpuNodePool$gcp:container/nodePool:NodePool::a100-nodepool"
+TEMPLATE = P + "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate::claim"
+SECRET = P + "kubernetes:core/v1:Secret::hf"
+K8S_PROVIDER = P + "pulumi:providers:kubernetes::k8s"
 
 
 def state(urn: str, inputs: dict | None = None, custom: bool = True, parent: str = STACK, **extra) -> dict:
@@ -92,7 +93,7 @@ def test_node_config_fields_follow_the_schema(field, value, op):
 
 
 def test_eks_encryption_config_replaces_only_when_removed():
-    cluster = P + "pulumi:pulumi:Stack$aws:eks/cluster:Cluster::eks"
+    cluster = P + "aws:eks/cluster:Cluster::eks"
     with_key = {"name": "c", "encryptionConfig": {"provider": {"keyArn": "arn:1"}, "resources": ["secrets"]}}
     other_key = {"name": "c", "encryptionConfig": {"provider": {"keyArn": "arn:2"}, "resources": ["secrets"]}}
     without = {"name": "c"}
@@ -187,7 +188,7 @@ def test_a_pool_added_and_removed_are_create_and_delete_under_their_components()
 
 
 def test_an_alias_keeps_a_renamed_resource_and_shows_only_its_changes():
-    old_urn = P + "pulumi:pulumi:Stack$gcp:container/nodePool:NodePool::old-name"
+    old_urn = P + "gcp:container/nodePool:NodePool::old-name"
     old = plan(state(old_urn, NODE_POOL_INPUTS))
     same = plan(state(POOL, NODE_POOL_INPUTS, aliases=[old_urn]))
     diff = compare(old, same)
@@ -199,7 +200,7 @@ def test_an_alias_keeps_a_renamed_resource_and_shows_only_its_changes():
 
 
 def test_without_an_alias_a_moved_resource_is_deleted_and_created_and_the_diff_says_why():
-    moved = P + "pulumi:pulumi:Stack$gpu-fungibility:x:Holder$gcp:container/nodePool:NodePool::a100-nodepool"
+    moved = P + "gpu-fungibility:x:Holder$gcp:container/nodePool:NodePool::a100-nodepool"
     diff = compare(plan(state(POOL, NODE_POOL_INPUTS)), plan(state(moved, NODE_POOL_INPUTS)))
     assert sorted(c.op for c in diff.changes) == ["create", "delete"]
     assert all(any("without an alias" in n for n in c.notes) for c in diff.changes)
@@ -212,7 +213,7 @@ def test_ignore_changes_leaves_the_path_out():
 
 
 def test_a_type_without_rules_is_an_update_with_a_note():
-    urn = P + "pulumi:pulumi:Stack$gcp:compute/network:Network::vpc"
+    urn = P + "gcp:compute/network:Network::vpc"
     [change] = compare(plan(state(urn, {"name": "a"})), plan(state(urn, {"name": "b"}))).changes
     assert change.op == "update" and any("no replacement rules" in n for n in change.notes)
 
@@ -260,3 +261,17 @@ def test_aliases_recorded_by_the_offline_plan_keep_a_renamed_component_and_its_c
     assert sorted(new.rsplit("::", 1)[1] for _old, new in diff.renamed) == ["gpu-pool", "gpu-pool-thing"]
     unaliased = compare(before, plan_of(lambda: Pool("gpu-pool")))
     assert sorted(c.op for c in unaliased.changes) == ["create", "create", "delete", "delete"]
+
+
+def test_a_base_planned_before_engine_urns_is_not_shown_moved_or_reprovidered():
+    """Offline plans before 0.4.0 put `pulumi:pulumi:Stack$` in front of every type and named no default provider;
+    a diff from such a base to a head planned with the engine's URNs shows the resources as they are: unchanged."""
+    head = pool_plan()
+    base = json.loads(re.sub(r"(urn:pulumi:dev::gpu-fungibility::)(?!pulumi:pulumi:Stack::)",
+                             lambda m: m.group(1) + "pulumi:pulumi:Stack$", json.dumps(head)))
+    for step in head["steps"]:
+        if step["newState"].get("custom"):
+            step["newState"]["provider"] = P + "pulumi:providers:gcp::default_10_2_0::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    assert base != head
+    diff = compare(base, head)
+    assert diff.changes == [], [(c.op, c.urn, c.notes) for c in diff.changes]
