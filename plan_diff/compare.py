@@ -109,6 +109,18 @@ def _provider_reference(reference: str) -> str:
     return "" if "::pulumi:providers:" in reference and name.startswith("default") else reference
 
 
+def _fill_legacy_provider_inputs(old: dict[str, Resource], new: dict[str, Resource]) -> None:
+    """An explicit provider planned before 0.4.0 lacks the ``version`` and ``__internal`` inputs the engine always
+    records; take them from the new plan, so the first diff across that change shows no false update."""
+    for urn, before in old.items():
+        after = new.get(urn)
+        if after is None or not before.type.startswith("pulumi:providers:"):
+            continue
+        for key in ("version", "__internal"):
+            if key not in before.inputs and key in after.inputs:
+                before.inputs = {**before.inputs, key: after.inputs[key]}
+
+
 def resources(plan: dict[str, Any]) -> dict[str, Resource]:
     """URN -> resource, from a ``pulumi preview --json``-shaped document (ours or the CLI's)."""
     out: dict[str, Resource] = {}
@@ -133,6 +145,7 @@ def resources(plan: dict[str, Any]) -> dict[str, Resource]:
 
 def compare(old_plan: dict[str, Any], new_plan: dict[str, Any]) -> PlanDiff:
     old, new = resources(old_plan), resources(new_plan)
+    _fill_legacy_provider_inputs(old, new)
     pairs, renamed_pairs = _match(old, new)
     changes: list[ResourceChange] = []
     renamed: list[tuple[str, str]] = []

@@ -275,3 +275,14 @@ def test_a_base_planned_before_engine_urns_is_not_shown_moved_or_reprovidered():
     assert base != head
     diff = compare(base, head)
     assert diff.changes == [], [(c.op, c.urn, c.notes) for c in diff.changes]
+
+
+def test_an_explicit_provider_planned_before_the_engines_inputs_is_not_shown_updated():
+    provider = {"op": "create", "newState": {"urn": K8S_PROVIDER, "type": "pulumi:providers:kubernetes",
+                                             "custom": True, "inputs": {"kubeconfig": "[secret]"}}}
+    head = json.loads(json.dumps({"steps": [provider]}))
+    head["steps"][0]["newState"]["inputs"].update({"version": "4.34.2", "__internal": {}})
+    assert compare({"steps": [provider]}, head).changes == []
+    bumped = json.loads(json.dumps(head))
+    bumped["steps"][0]["newState"]["inputs"]["version"] = "4.35.0"
+    assert [c.op for c in compare(head, bumped).changes] == ["update"]
