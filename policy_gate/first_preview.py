@@ -123,7 +123,10 @@ def _contains_unknown(value: Any) -> bool:
     return any(leaf == UNKNOWN for leaf in _leaves(value))
 
 
-def _first_preview_inputs(state: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _first_preview_inputs(state: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]],
+                          previewed: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``state``'s inputs as a first preview has them; ``previewed``: the dependencies' own (an echo of an input
+    that is itself unknown is unknown: a NAT gateway's ``allocationId``)."""
     inputs = json.loads(json.dumps(state.get("inputs") or {}).replace(json.dumps(_MOCK_UNKNOWN),
                                                                        json.dumps(UNKNOWN)))
     for key, urns in (state.get("propertyDependencies") or {}).items():
@@ -134,7 +137,7 @@ def _first_preview_inputs(state: Mapping[str, Any], by_urn: Mapping[str, Mapping
             if dependency is None or dependency.get("type", "").startswith(_PROVIDER_PREFIX):
                 continue
             echoes = set() if _is_kubernetes(str(dependency.get("type", ""))) else {
-                v for v in (dependency.get("inputs") or {}).values() if isinstance(v, str)}
+                v for v in (previewed.get(urn) or {}).values() if isinstance(v, str) and v != UNKNOWN}
             marked, traced = _mark(inputs[key], dependency, echoes)
             inputs[key] = marked if traced else UNKNOWN
     if str(state.get("type", "")).startswith(_PROVIDER_PREFIX) and any(
@@ -174,12 +177,13 @@ def first_preview(plan: Mapping[str, Any]) -> dict[str, Any]:
     document = copy.deepcopy(dict(plan))
     by_urn: dict[str, dict[str, Any]] = {}
     unconfigured: set[str] = set()
+    previewed: dict[str, dict[str, Any]] = {}
     for step in document.get("steps") or []:
         state = step.get("newState") if isinstance(step, Mapping) else None
         if not isinstance(state, dict):
             continue
         original = copy.deepcopy(state)
-        state["inputs"] = _first_preview_inputs(original, by_urn)
+        state["inputs"] = _first_preview_inputs(original, by_urn, previewed)
         type_ = str(state.get("type", ""))
         provider = _provider_urn(str(state.get("provider") or ""))
         if type_.startswith(_PROVIDER_PREFIX) and _contains_unknown(state["inputs"]):
@@ -190,6 +194,7 @@ def first_preview(plan: Mapping[str, Any]) -> dict[str, Any]:
             state["outputs"] = _outputs(type_, str(original.get("urn", "")), original.get("inputs") or {},
                                         state["inputs"])
         by_urn[str(original.get("urn", ""))] = original
+        previewed[str(original.get("urn", ""))] = state["inputs"]
     return document
 
 
