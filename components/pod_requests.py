@@ -16,11 +16,10 @@ Kubernetes v1.35.4, read at its source:
   ``NonMissingContainerRequests`` option of ``PodRequests``).
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from .dra_cel.quantity import Quantity, QuantityError
@@ -36,10 +35,10 @@ class Requests:
     cpu_m: int = 0
     memory: int = 0
 
-    def __add__(self, other: Requests) -> Requests:
+    def __add__(self, other: "Requests") -> "Requests":
         return Requests(self.cpu_m + other.cpu_m, self.memory + other.memory)
 
-    def max(self, other: Requests) -> Requests:
+    def max(self, other: "Requests") -> "Requests":
         return Requests(max(self.cpu_m, other.cpu_m), max(self.memory, other.memory))
 
 
@@ -54,7 +53,7 @@ def memory_bytes(text: Any) -> int:
     return math.ceil(_quantity(text, "memory"))
 
 
-def _quantity(text: Any, what: str):
+def _quantity(text: Any, what: str) -> Fraction:
     try:
         value = Quantity.parse(str(text)).value
     except QuantityError as exc:
