@@ -21,6 +21,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,10 +93,11 @@ def _sh(path: Path) -> str:
 
 def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | None = None,
             policy_config: Path | None = None, tools: build.Tools | None = None,
-            stack_file: Path | None = None) -> EngineRun:
+            stack_file: Path | None = None, program: Callable[[], None] | None = None) -> EngineRun:
     """Preview ``stack`` on the real engine in ``mode`` (``first`` or ``update``, see :mod:`pulumi_engine.standin`).
 
-    ``stack_file`` reads the config from another file than ``<root>/Pulumi.<stack>.yaml`` (a test's broken stack).
+    ``stack_file`` reads the config from another file than ``<root>/Pulumi.<stack>.yaml`` (a test's broken stack);
+    ``program`` runs instead of ``<root>/__main__.py`` (:mod:`pulumi_engine.replay`).
     """
     from pulumi import automation as auto
 
@@ -117,8 +119,10 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
         standin.MODE_ENV: mode,
     }
 
-    def program() -> None:
+    def project_program() -> None:
         runpy.run_path(str(root / "__main__.py"), run_name="__main__")
+
+    program = program or project_program
 
     settings = auto.ProjectSettings(name=PROJECT, runtime="python",
                                     backend=auto.ProjectBackend(url=f"file://{work / 'state'}"))
