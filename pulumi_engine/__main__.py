@@ -57,6 +57,18 @@ def main(argv: list[str] | None = None) -> int:
 
     from pulumi_engine import build
 
+    if args.command == "preview":
+        from offline_plan.run import ROOT
+        from stacks.stack_files import StackNameError, check_stack_name
+
+        try:
+            check_stack_name(args.stack)
+        except StackNameError as exc:
+            print(f"preview: {exc}", file=sys.stderr)
+            return EXIT_CANNOT
+        if not (ROOT / f"Pulumi.{args.stack}.yaml").exists():
+            print(f"preview: no stack file Pulumi.{args.stack}.yaml in {ROOT}", file=sys.stderr)
+            return EXIT_CANNOT
     try:
         tools = build.ensure_tools()
     except build.EngineUnavailable as exc:
@@ -67,17 +79,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
 
     from pulumi_engine.preview import preview
-    from stacks.stack_files import StackNameError, check_stack_name
 
-    try:
-        check_stack_name(args.stack)
-    except StackNameError as exc:
-        print(f"preview: {exc}", file=sys.stderr)
-        return EXIT_CANNOT
     modes = ("first", "update") if args.mode == "both" else (args.mode,)
     summaries = []
+    from stacks.loader import ConfigError
+
     for mode in modes:
-        run = preview(args.stack, mode, policy_config=args.policy_config, tools=tools)
+        try:
+            run = preview(args.stack, mode, policy_config=args.policy_config, tools=tools)
+        except (FileNotFoundError, FileExistsError, ConfigError) as exc:
+            print(f"preview: {exc}", file=sys.stderr)
+            return EXIT_CANNOT
         summaries.append(_summary(run))
         if not run.ok and not run.mandatory:
             print(run.stderr[-4000:], file=sys.stderr)

@@ -63,10 +63,19 @@ def _stack_file_for_engine(stack: str, root: Path, work: Path, stack_file: Path 
     A ``secure:`` value is ciphertext of the user's secrets provider, which this throwaway stack does not have:
     it is dropped from the copy and set again as a secret placeholder (the plan masks it anyway).
     """
+    import input_files
+    from stacks.loader import ConfigError
     from stacks.stack_files import check_stack_name
 
     source = stack_file or root / f"Pulumi.{check_stack_name(stack)}.yaml"
-    data = yaml.safe_load(source.read_text()) or {}
+    if not source.exists():
+        raise FileNotFoundError(f"no stack file {source}")
+    try:
+        data = input_files.read_yaml(source, input_files.STACK_FILE) or {}
+    except input_files.InputFileError as exc:
+        raise ConfigError([(exc.where, exc.reason)]) from None
+    if not isinstance(data, dict) or not isinstance(data.get("config") or {}, dict):
+        raise ConfigError([("config", f"{source.name} must be a mapping with a `config:` mapping")])
     config = dict(data.get("config") or {})
     secure = {k: SECRET_PLACEHOLDER for k, v in config.items() if isinstance(v, dict) and set(v) == {"secure"}}
     for key in secure:
@@ -110,6 +119,8 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
         # Beside build/<stack>/, not in it: `make plan` replaces that folder whole.
         out = output_dir(f"{stack}.engine", root / "build") / mode
     work = out / "work"
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise FileExistsError(f"{out} is a link or a file; the preview writes only into a folder of its own")
     shutil.rmtree(out, ignore_errors=True)
     (work / "state").mkdir(parents=True)
     secure = _stack_file_for_engine(stack, root, work, stack_file)
@@ -169,10 +180,13 @@ def _run_inline(tools: build.Tools, args: list[str], work: Path, env: dict[str, 
     language_pb2_grpc.add_LanguageRuntimeServicer_to_server(LanguageServer(program), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
+    command = [str(tools.cli), *args, f"--client=127.0.0.1:{port}", "--exec-kind", "auto.inline"]
     try:
-        return subprocess.run([str(tools.cli), *args, f"--client=127.0.0.1:{port}", "--exec-kind", "auto.inline"],
-                              cwd=work, env=env, capture_output=True, text=True, timeout=PREVIEW_TIMEOUT_S,
+        return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=PREVIEW_TIMEOUT_S,
                               check=False)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(command, 124, exc.stdout or "",
+                                           f"{exc.stderr or ''}\nthe preview did not end in {PREVIEW_TIMEOUT_S:.0f} s")
     finally:
         server.stop(0)
 

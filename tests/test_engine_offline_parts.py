@@ -119,3 +119,11 @@ def test_the_stand_in_answers_no_unknown_invoke_silently():
 
     answer = servicer.Invoke(provider_pb2.InvokeRequest(tok="gcp:nothing/nothing:nothing"), None)
     assert answer.failures and "no answer" in answer.failures[0].reason
+
+
+@pytest.mark.parametrize("stack", ["../x", "no-such-stack-here"])
+def test_make_preview_refuses_a_bad_or_missing_stack_before_building_anything(stack, capsys):
+    from pulumi_engine.__main__ import EXIT_CANNOT, main
+
+    assert main(["preview", "--stack", stack]) == EXIT_CANNOT
+    assert "preview:" in capsys.readouterr().err
