@@ -106,7 +106,7 @@ def test_usages_answering_badly_leave_the_quotas_unchecked_and_the_offering_chec
     assert set(verdicts(out).values()) == {"WARN"}
     line = line_of(out, "a100spot")
     assert names_call(line, f"quotas not checked: {USAGES_CALL}", row.kind), line
-    assert "Standard_NC24ads_A100_v4  spot      1-2    1,2,3" in out  # the SKU checks still ran
+    assert "Standard_NC24ads_A100_v4  spot      1-1    1,2,3" in out  # the SKU checks still ran
     assert hits(fake, USAGES_PATH) <= TEST_POLICY.attempts
     assert "call(s) gave no usable answer" in out
 
