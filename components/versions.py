@@ -3,6 +3,10 @@
 import re
 
 MIN_KUBERNETES_VERSION = "1.34"
+#: The version a cluster component is created with when none is given: a minor every cloud still supports in
+#: its calendar (support_calendar: 1.34 left standard support on GKE 2026-10-01 and AKS 2026-11-01), judged as
+#: the create version on every cloud. The stack config's default is this one too.
+DEFAULT_KUBERNETES_VERSION = "1.35"
 _MIN = (1, 34)
 _VERSION = re.compile(r"(\d+)\.(\d+)(\.\d+)?(-gke\.\d+)?")
 
@@ -39,3 +43,32 @@ def later_all_takes_the_first_alternative(minor: str | tuple[int, int] | None) -
         return True
     major_minor = minor if isinstance(minor, tuple) else tuple(int(x) for x in str(minor).lstrip("v").split(".")[:2])
     return major_minor < (1, 36)
+
+
+#: The DRA feature gates whose default differs between the supported minors, with the first minor that turns each
+#: on by default. Read from k8s.io/kubernetes pkg/features/kube_features.go at the pinned patches
+#: (rehearse/harness/versions.json): DRAPartitionableDevices is alpha, off, in v1.34.4 (line 1223) and v1.35.4
+#: (line 1252) and beta, on, in v1.36.3 (lines 1387-1390); DRADeviceTaints is alpha, off, in v1.34.4 (line 1215)
+#: and v1.35.4 (line 1244) and beta, on, in v1.36.3 (lines 1369-1372); DRAPrioritizedList is beta, on, from 1.34
+#: (v1.34.4 line 1227). DRADeviceTaintRules (DeviceTaintRule objects) stays off in v1.36.3 (beta, default false,
+#: lines 1364-1367) and is not modelled. Checked against the Go sources by tests/test_dra_feature_gates.py where
+#: the module cache holds them.
+DRA_FEATURE_GATES_ON_FROM: dict[str, tuple[int, int]] = {
+    "DRAPrioritizedList": (1, 34),
+    "DRAPartitionableDevices": (1, 36),
+    "DRADeviceTaints": (1, 36),
+}
+
+
+def dra_feature_enabled(gate: str, minor: str | tuple[int, int] | None) -> bool:
+    """Whether ``gate`` is on by default at Kubernetes ``minor`` (``"1.36"``, ``"v1.36.3"``, ``(1, 36)``).
+
+    With a gate off the API server drops the gated fields when it stores an object (a device's
+    ``consumesCounters`` and ``taints``, a slice's ``sharedCounters``, a request's ``tolerations``), so the
+    allocator never sees them. An unknown minor (None) is taken to have every gate on: the features only ever
+    refuse a device, so that side promises no placement a cluster with them would refuse.
+    """
+    if minor is None:
+        return True
+    major_minor = minor if isinstance(minor, tuple) else tuple(int(x) for x in str(minor).lstrip("v").split(".")[:2])
+    return major_minor >= DRA_FEATURE_GATES_ON_FROM[gate]

@@ -301,24 +301,93 @@ def zones(name: str) -> Scenario:
     return sc
 
 
-def build(key: str, index: int) -> Scenario:
-    sc = CASES[key][1](f"r{index:02d}")
+# ---- DRA features on by default from 1.36 (recorded on v1.36.3 and v1.35.4: reduced-<case>-v1.3x.json) ----
+
+#: Cases whose answer depends on the minor's feature gates (gpu_fungibility.versions.DRA_FEATURE_GATES_ON_FROM):
+#: recorded per minor, ``python -m rehearse.reduced --record DIR --minor 1.36 --gated``.
+GATED_CASES: dict[str, tuple[str, Callable[[str], Scenario]]] = {}
+
+
+def gated_case(why: str):
+    def register(build: Callable[[str], Scenario]) -> Callable[[str], Scenario]:
+        GATED_CASES[build.__name__] = (why, build)
+        return build
+    return register
+
+
+def _pool_slices(name: str, suffix: str, **spec: Any) -> dict[str, Any]:
+    """A ResourceSlice of the scenario's own driver, offered to pool p0 by a nodeSelector."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-{suffix}"},
+            "spec": {"driver": nic_driver(name), "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": POOL_LABEL, "operator": "In", "values": ["p0"]}]}]}, **spec}}
+
+
+def _own_class(sc: Scenario) -> str:
+    name = f"{sc.name}-dev"
+    sc.device_classes.append(gen.device_class(name, [device_selectors.driver_is(nic_driver(sc.name))]))
+    return name
+
+
+@gated_case("Partitionable devices (DRAPartitionableDevices, on from 1.36): two counter sets of 40Gi, two "
+            "devices consuming 30Gi of the first and one 30Gi of the second; three pods of one device each: 1.36 "
+            "places two (one per counter set), 1.35 drops the counters and places all three.")
+def partitionable(name: str) -> Scenario:
+    sc = _scenario(name, _pool(name, "p0", "cpu"), family="partitionable")
+    pool = {"name": f"{name}-gpu", "generation": 1, "resourceSliceCount": 2}
+    sc.shared_slices.append(_pool_slices(name, "counters", pool=pool, sharedCounters=[
+        {"name": f"gpu-{i}-counters", "counters": {"memory": {"value": "40Gi"}}} for i in range(2)]))
+    sc.shared_slices.append(_pool_slices(name, "devices", pool=pool, devices=[
+        {"name": f"gpu-{g}-part-{p}", "attributes": {"index": {"int": 2 * g + p}},
+         "consumesCounters": [{"counterSet": f"gpu-{g}-counters", "counters": {"memory": {"value": "30Gi"}}}]}
+        for g, p in ((0, 0), (0, 1), (1, 0))]))
+    _claimed(sc, "g0", [{"name": "part", "exactly": _exactly(_own_class(sc))}], replicas=3)
+    return sc
+
+
+@gated_case("Device taints (DRADeviceTaints, on from 1.36): a NoSchedule and a NoExecute device; a pod without "
+            "tolerations and one whose Equal toleration names another value stay pending on 1.36, an Exists "
+            "toleration of the NoSchedule taint (in a firstAvailable subrequest) and an empty-key Exists take one "
+            "each; 1.35 drops taints and tolerations and places the first two.")
+def device_taints(name: str) -> Scenario:
+    sc = _scenario(name, _pool(name, "p0", "cpu"), family="device-taints")
+    sc.shared_slices.append(_pool_slices(name, "devices", pool={"name": f"{name}-gpu", "generation": 1,
+                                                                 "resourceSliceCount": 1}, devices=[
+        {"name": "gpu-0", "attributes": {"index": {"int": 0}},
+         "taints": [{"key": "example.com/unhealthy", "value": "true", "effect": "NoSchedule"}]},
+        {"name": "gpu-1", "attributes": {"index": {"int": 1}},
+         "taints": [{"key": "example.com/maintenance", "effect": "NoExecute"}]}]))
+    cls = _own_class(sc)
+    _claimed(sc, "g0", [{"name": "gpu", "exactly": _exactly(cls)}])
+    _claimed(sc, "g1", [{"name": "gpu", "exactly": _exactly(cls, tolerations=[
+        {"key": "example.com/unhealthy", "operator": "Equal", "value": "false", "effect": "NoSchedule"}])}])
+    _claimed(sc, "g2", [{"name": "gpu", "firstAvailable": [{"name": "tolerant", "deviceClassName": cls,
+                                                            "tolerations": [{"key": "example.com/unhealthy",
+                                                                             "operator": "Exists",
+                                                                             "effect": "NoSchedule"}]}]}])
+    _claimed(sc, "g3", [{"name": "gpu", "exactly": _exactly(cls, tolerations=[{"operator": "Exists"}])}])
+    return sc
+
+
+def build(key: str, index: int, cases: dict | None = None) -> Scenario:
+    sc = (cases or CASES)[key][1](f"r{index:02d}")
     sc.index = index
     return sc
 
 
-def all_cases() -> list[tuple[str, Scenario]]:
-    return [(key, build(key, i)) for i, key in enumerate(CASES)]
+def all_cases(cases: dict | None = None) -> list[tuple[str, Scenario]]:
+    return [(key, build(key, i, cases)) for i, key in enumerate(cases or CASES)]
 
 
-def record(directory: Path, minor: str, progress=print) -> list[Path]:
+def record(directory: Path, minor: str, progress=print, gated: bool = False) -> list[Path]:
+    """Record every case (``gated``: every :data:`GATED_CASES` case, its file named for the minor)."""
     from rehearse import differential
     from rehearse.harness import Harness, ensure_built
     from rehearse.simside import simulate
 
     ensure_built(minor, progress=progress)
     written = []
-    built = all_cases()
+    registry = GATED_CASES if gated else CASES
+    built = all_cases(registry)
     cases = {sc.name: differential.Case(sc.document(), simulate(sc.document(), kubernetes=minor))
              for _, sc in built}
     with Harness.start(minor) as harness:
@@ -327,9 +396,10 @@ def record(directory: Path, minor: str, progress=print) -> list[Path]:
         version = harness.version
     for key, sc in built:
         case = cases[sc.name]
-        path = directory / f"reduced-{key.replace('_', '-')}.json"
+        suffix = f"-v{'.'.join(version.lstrip('v').split('.')[:2])}" if gated else ""
+        path = directory / f"reduced-{key.replace('_', '-')}{suffix}.json"
         data = {"kubernetes": version, "seed": 0, "document": case.document, "observed": case.observed,
-                "applyErrors": case.apply_errors, "why": CASES[key][0], "determinate": True}
+                "applyErrors": case.apply_errors, "why": registry[key][0], "determinate": True}
         path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         written.append(path)
         progress(f"{path.name}: {'agrees' if case.verdict.agrees else 'DISAGREES'}\n"
@@ -343,8 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rehearse.reduced", description=__doc__.split("\n")[0])
     parser.add_argument("--record", type=Path, required=True)
     parser.add_argument("--minor", default="1.35")
+    parser.add_argument("--gated", action="store_true",
+                        help="record the cases whose answer depends on the minor's DRA feature gates")
     args = parser.parse_args(argv)
-    record(args.record, args.minor)
+    record(args.record, args.minor, gated=args.gated)
     return 0
 
 

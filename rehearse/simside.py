@@ -37,6 +37,7 @@ from gpu_fungibility.versions import later_all_takes_the_first_alternative
 
 from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, SearchAbandoned
 from simulator.cluster import SimDevice, SimNode
+from simulator.dra_features import DraFeatures
 from simulator.scheduling import node_predicates
 from simulator.workloads import PodSpec, device_classes, pod_spec
 
@@ -198,7 +199,8 @@ class ScenarioSimulator:
         self.document = document
         self.pools = build_pools(document)
         classes, problems = device_classes(document["deviceClasses"])
-        self.allocator = Allocator(classes, problems, later_all_quirk=later_all_takes_the_first_alternative(minor))
+        self.allocator = Allocator(classes, problems, later_all_quirk=later_all_takes_the_first_alternative(minor),
+                                   features=DraFeatures.at(minor, document["resourceSlices"]))
         self.scorer = scorer
         templates = _by_key(document["templates"])
         claims = _by_key(document.get("claims") or ())

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from gpu_fungibility.dra_cel import CelEvaluationError, Program, matches
 
 from simulator.cluster import SimDevice, SimNode
+from simulator.dra_features import DraFeatures
 from simulator.workloads import MAX_DEVICES_PER_CLAIM, Alternative, ClaimSpec, Constraint
 
 #: Candidate steps one allocation may take before the simulator stops searching (see SearchAbandoned).
@@ -119,8 +120,11 @@ EXCEEDED = _Exceeded()
 
 class Allocator:
     def __init__(self, classes: Mapping[str, tuple[Program, ...]], problems: Mapping[str, str] | None = None,
-                 max_steps: int = MAX_SEARCH_STEPS, later_all_quirk: bool = True):
+                 max_steps: int = MAX_SEARCH_STEPS, later_all_quirk: bool = True,
+                 features: DraFeatures | None = None):
         self.classes = classes
+        #: partitionable devices and device taints, where the minor's gates turn them on (off by default)
+        self.features = features or DraFeatures()
         self.problems = problems or {}  # DeviceClasses in the objects whose selectors do not compile
         self.max_steps = max_steps
         #: an ``All`` subrequest after the first goes on with the first's count and selectors (1.34, 1.35)
@@ -189,6 +193,16 @@ class _Search:
         self.picks: list[Pick] = []
         self.values: dict[tuple[int, int], object] = {}  # (claim id, constraint index) -> attribute value
         self.steps = 0
+        #: counters consumed, by (pool, counter set, counter): the devices in use, then this search's picks
+        self.consumed: dict[tuple, object] = {}
+        if allocator.features.partitionable:
+            for device in node.devices:
+                if device.uid in in_use:
+                    for key, amount in self._consumption(device).items():
+                        self.consumed[key] = self.consumed.get(key, 0) + amount
+
+    def _consumption(self, device: SimDevice) -> dict:
+        return self.allocator.features.consumption(device.driver, device.uid, device.entry)
 
     def _step(self) -> None:
         self.steps += 1
@@ -339,6 +353,12 @@ class _Search:
 
         ``must`` (every device of an ``All`` request): a constraint the device breaks raises ConstraintError.
         """
+        consumes = self._consumption(device)
+        features = self.allocator.features
+        if any(self.consumed.get(key, 0) + amount > features.limit(key) for key, amount in consumes.items()):
+            return None  # upstream's checkAvailableCounters: not enough of a shared counter left
+        if features.taint_blocks(device.entry, alternative.tolerations):
+            return None  # upstream's taintPreventsAllocation: a plain "no", even for an All request
         set_here: list[tuple[int, int]] = []
         for i, constraint in enumerate(claim.constraints):
             if not constraint.applies(alternative):
@@ -358,8 +378,12 @@ class _Search:
         if taken:
             self.used.add(device.uid)
         self.picks.append(Pick(claim.entry, alternative, device))
+        for key, amount in consumes.items():
+            self.consumed[key] = self.consumed.get(key, 0) + amount
 
         def undo() -> None:
+            for key, amount in consumes.items():
+                self.consumed[key] -= amount
             self.picks.pop()
             if taken:
                 self.used.discard(device.uid)

@@ -49,6 +49,7 @@ from gpu_fungibility.versions import later_all_takes_the_first_alternative
 from simulator import node_choice, recovery, scoring
 from simulator.allocator import Allocator, ConstraintError, MissingDeviceClass, Pick, SearchAbandoned
 from simulator.cluster import ClusterBuilder, SimNode, SimPool, pool_priority_order
+from simulator.dra_features import DraFeatures
 from simulator.results import (
     PENDING,
     SCHEDULED,
@@ -130,7 +131,8 @@ class Simulation:
         self.profile = clouds.profile(cfg.cluster.cloud)
         classes, self.class_problems = device_classes(objects)
         self.allocator = Allocator(classes, self.class_problems,
-                                   later_all_quirk=later_all_takes_the_first_alternative(cfg.cluster.minor_version))
+                                   later_all_quirk=later_all_takes_the_first_alternative(cfg.cluster.minor_version),
+                                   features=DraFeatures.at(cfg.cluster.minor_version))
         # The default profile's score plugins at the stack's minor (prioritized-list scoring from 1.35).
         self.scoring = scoring.default_profile(cfg.cluster.minor_version)
         self.scores_prioritized_list = self.scoring.scores_prioritized_list

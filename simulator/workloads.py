@@ -70,6 +70,8 @@ class Alternative:
     count: int
     rank: int = 0  # position in the request's firstAvailable list
     admin_access: bool = False  # adminAccess: the devices are not taken, in-use ones may be had
+    #: the request's device tolerations, each as sorted (field, value) pairs (simulator.dra_features)
+    tolerations: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -200,7 +202,15 @@ def _alternative(request: str, subrequest: str | None, body: Mapping[str, Any], 
         count=count,
         rank=rank,
         admin_access=bool(body.get("adminAccess")),
+        tolerations=_tolerations(body.get("tolerations")),
     )
+
+
+def _tolerations(raw: Any) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """A request's ``tolerations`` (key, operator, value, effect; DRADeviceTaints, on from 1.36)."""
+    return tuple(tuple(sorted((k, str(v)) for k, v in (t or {}).items()
+                              if k in ("key", "operator", "value", "effect") and v is not None))
+                 for t in raw or () if isinstance(t, Mapping))
 
 
 def _request(raw: Mapping[str, Any]) -> Request:
