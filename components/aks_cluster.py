@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues, LibraryComponent
-from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
 cs = azure_native.containerservice
 
@@ -60,7 +60,7 @@ class AksClusterArgs(TypedDict):
     zones: NotRequired[list[str]]
     """Availability zones of the system pool (``["1", "2", "3"]``; default: none, regional)."""
     kubernetes_version: NotRequired[str]
-    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.34``)."""
+    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
     public_endpoint: NotRequired[bool]
     """Expose the API server publicly, to ``authorized_networks`` only (default false: a private cluster)."""
     authorized_networks: NotRequired[list[str]]
@@ -89,7 +89,7 @@ PRIVATE_API_SERVER = (
 def cluster_issues(args: AksClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
     issues: Issues = []
-    problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
     if problem:
         issues.append(("kubernetes_version", problem))
     if args.get("public_endpoint") and not args.get("authorized_networks"):
@@ -150,7 +150,7 @@ def system_pool_profile(args: AksClusterArgs) -> cs.ManagedClusterAgentPoolProfi
         vnet_subnet_id=args["node_subnet_id"],
         availability_zones=list(args.get("zones") or []) or None,
         enable_node_public_ip=False,
-        orchestrator_version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+        orchestrator_version=minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION)),
     )
 
 
@@ -194,7 +194,7 @@ class AksCluster(LibraryComponent):
             resource_group_name=args["resource_group_name"],
             location=args["location"],
             dns_prefix=args["name"],
-            kubernetes_version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            kubernetes_version=minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION)),
             identity=cs.ManagedClusterIdentityArgs(type="SystemAssigned"),
             sku=cs.ManagedClusterSKUArgs(name="Base", tier="Standard"),
             enable_rbac=True,

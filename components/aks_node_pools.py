@@ -34,7 +34,7 @@ from .pool_args import (
     pool_spec,
     taint_dicts,
 )
-from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 from .wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
 
 cs = azure_native.containerservice
@@ -139,7 +139,7 @@ class AksGpuNodePoolArgs(TypedDict):
     zones: NotRequired[list[str]]
     """Availability zones (``"1"``, ``"2"``, ``"3"``; default: regional)."""
     kubernetes_version: NotRequired[str]
-    """The nodes' Kubernetes version (default ``1.34``)."""
+    """The nodes' Kubernetes version (default ``1.35``)."""
     spot: NotRequired[bool]
     """Spot VMs, evicted with Delete, max price -1 (default true)."""
     autoscaling: NotRequired[PoolAutoscaling]
@@ -195,7 +195,7 @@ class AksGpuNodePool(LibraryComponent):
             availability_zones=list(args.get("zones") or []) or None,
             vnet_subnet_id=args.get("node_subnet_id"),
             enable_node_public_ip=False,
-            orchestrator_version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            orchestrator_version=minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION)),
             scale_set_priority="Spot" if spot else "Regular",
             scale_set_eviction_policy="Delete" if spot else None,
             spot_max_price=SPOT_MAX_PRICE if spot else None,
@@ -229,7 +229,7 @@ class AksGpuNodePool(LibraryComponent):
         if not POOL_NAME.fullmatch(pool):
             issues.append(("pool_name", f"the AKS pool name {pool!r} must be 1-12 lowercase letters and digits, "
                                         "starting with a letter"))
-        problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+        problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
         if problem:
             issues.append(("kubernetes_version", problem))
         for i, zone in enumerate(args.get("zones") or []):

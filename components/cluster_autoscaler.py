@@ -33,7 +33,7 @@ from .autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, prio
 from .base import Issues, LibraryComponent
 from .eks_node_groups import asg_name_regex
 from .releases import chart_issues, helm_release
-from .versions import MIN_KUBERNETES_VERSION, minor_version
+from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
 IMAGE_TAG_BY_MINOR = pins.CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR
@@ -161,7 +161,7 @@ class ClusterAutoscalerArgs(TypedDict):
     dynamic_resource_allocation: NotRequired[bool]
     """Simulate DRA claims when scaling (``--enable-dynamic-resource-allocation``) and read the DRA objects."""
     kubernetes_version: NotRequired[str]
-    """The cluster's version: the autoscaler image must match its minor (default ``1.34``)."""
+    """The cluster's version: the autoscaler image must match its minor (default ``1.35``)."""
     chart: NotRequired[str]
     """The chart name (default ``cluster-autoscaler``)."""
     version: NotRequired[str]
@@ -175,7 +175,7 @@ class ClusterAutoscalerArgs(TypedDict):
 
 
 def autoscaler_issues(args: ClusterAutoscalerArgs) -> Issues:
-    minor = minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    minor = minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
     issues = chart_issues(dict(args)) + image_tag_issues(args.get("values"), minor)
     for i, order in enumerate(args.get("fallback_orders") or []):
         if len(set(order)) != len(order):
@@ -246,7 +246,7 @@ class ClusterAutoscaler(LibraryComponent):
             opts=self.child(),
         )
         dra = bool(args.get("dynamic_resource_allocation", False))
-        minor = minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+        minor = minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
         dra_access = dra_read_access(self, name, namespace) if dra or dra_mode_locked_on(minor) else None
         values = autoscaler_values(
             args.get("values"),

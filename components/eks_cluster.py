@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues, LibraryComponent
-from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
@@ -81,7 +81,7 @@ class EksClusterArgs(TypedDict):
     subnet_ids: pulumi.Input[list[str]]
     """Private subnets in two or more zones (``EksNetwork.private_subnet_ids``)."""
     kubernetes_version: NotRequired[str]
-    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.34``)."""
+    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
     public_endpoint: NotRequired[bool]
     """Expose the API endpoint publicly, to ``authorized_networks`` only (default false)."""
     authorized_networks: NotRequired[list[str]]
@@ -111,7 +111,7 @@ SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 def cluster_issues(args: EksClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
     issues: Issues = []
-    problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
     if problem:
         issues.append(("kubernetes_version", problem))
     if args.get("support_type", "STANDARD") not in SUPPORT_TYPES:
@@ -238,7 +238,7 @@ class EksCluster(LibraryComponent):
         cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
-            version=minor_version(args.get("kubernetes_version", MIN_KUBERNETES_VERSION)),
+            version=minor_version(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION)),
             role_arn=role.role.arn,
             vpc_config=vpc_config(args),
             access_config=aws.eks.ClusterAccessConfigArgs(

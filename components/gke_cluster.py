@@ -38,7 +38,7 @@ from .base import Issues, LibraryComponent
 from .gcp_labels import gcp_label_issues
 from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
 from .gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
-from .versions import MIN_KUBERNETES_VERSION, kubernetes_version_problem
+from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem
 
 #: Roles of the node service account: GKE's minimal node role, plus image pulls from Artifact Registry.
 NODE_ROLES = {
@@ -150,7 +150,7 @@ class GkeClusterArgs(TypedDict):
     services_cidr: NotRequired[str]
     """The Service range GKE creates when no range names are given (default ``10.8.0.0/20``)."""
     kubernetes_version: NotRequired[str]
-    """Minimum control-plane version, 1.34 or later: DRA is GA there (default ``1.34``)."""
+    """Minimum control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
     release_channel: NotRequired[str]
     """``RAPID``, ``REGULAR`` (default), ``STABLE`` or ``EXTENDED``: nodes always auto-upgrade."""
     private_nodes: NotRequired[bool]
@@ -200,7 +200,7 @@ def cluster_issues(args: GkeClusterArgs) -> Issues:
                                        "authorized networks inside the VPC reach: list the ranges `pulumi up` runs "
                                        "from (a subnet of this network, a VPN or peered range), or keep "
                                        "dns_endpoint true (IAM-authorized, reachable from anywhere)"))
-    problem = kubernetes_version_problem(args.get("kubernetes_version", MIN_KUBERNETES_VERSION))
+    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
     if problem:
         issues.append(("kubernetes_version", problem))
     if not args.get("zones"):
@@ -305,7 +305,7 @@ class GkeCluster(LibraryComponent):
                 location=args["location"],
                 project=args["project"],
                 node_locations=node_locations or None,
-                min_master_version=args.get("kubernetes_version", MIN_KUBERNETES_VERSION),
+                min_master_version=args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION),
                 release_channel=gcp.container.ClusterReleaseChannelArgs(
                     channel=args.get("release_channel", "REGULAR")),
                 deletion_protection=args.get("deletion_protection", True),

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from gpu_fungibility import catalog, pins
 from gpu_fungibility.support_calendar import effective_minor
-from gpu_fungibility.versions import minor_version
+from gpu_fungibility.versions import DEFAULT_KUBERNETES_VERSION, minor_version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
@@ -150,7 +150,7 @@ class ClusterConfig(Model):
     name: str  # a DNS label of 1-40 characters: the cluster components' check (argument_rules.cluster_name_issues)
     location: str  # not empty: the cluster components' check
     zones: list[str] = Field(min_length=1)
-    kubernetes_version: str = "1.35"
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"] = "REGULAR"
     eks_support_type: Literal["STANDARD", "EXTENDED"] = "STANDARD"  # EKS upgradePolicy (EksClusterArgs.support_type)
     private_nodes: bool = True
