@@ -18,7 +18,7 @@ from typing import Any
 from gpu_fungibility import device_selectors
 
 from rehearse import scenarios as gen
-from rehearse.scenario_families import _nic_devices, nic_driver
+from rehearse.scenario_families import nic_devices, nic_driver
 from rehearse.scenarios import NVIDIA, POOL_LABEL, SCENARIO_LABEL, ZONE_LABEL, Group, Pool, Scenario
 
 GPU = device_selectors.GPU_DEVICE_CLASS
@@ -138,7 +138,7 @@ def all_nodes_slice(name: str) -> Scenario:
     sc = _scenario(name, _pool(name, "p0", "cpu", nodes=2), family="network-slices")
     sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                              "metadata": {"name": f"{name}-nic0"},
-                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": _nic_devices("nic0", 3, _Fixed()),
+                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": nic_devices("nic0", 3, _Fixed()),
                                       "pool": {"name": f"{name}-nic0", "generation": 1, "resourceSliceCount": 1}}})
     nic = f"{name}-nic"
     sc.device_classes.append(gen.device_class(nic, [device_selectors.driver_is(nic_driver(name))]))
@@ -157,7 +157,7 @@ def node_selector_slice(name: str) -> Scenario:
     sc = _scenario(name, _pool(name, "p0", "cpu"), _pool(name, "p1", "cpu", cpu=16), family="network-slices")
     sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                              "metadata": {"name": f"{name}-nic0"},
-                             "spec": {"driver": nic_driver(name), "devices": _nic_devices("nic0", 2, _Fixed()),
+                             "spec": {"driver": nic_driver(name), "devices": nic_devices("nic0", 2, _Fixed()),
                                       "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
                                           {"key": POOL_LABEL, "operator": "In", "values": ["p0"]}]}]},
                                       "pool": {"name": f"{name}-nic0", "generation": 1, "resourceSliceCount": 1}}})
@@ -235,7 +235,7 @@ def cel_cross_types(name: str) -> Scenario:
     sc = _scenario(name, _pool(name, "p0", "cpu", cpu=16), family="cel")
     sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                              "metadata": {"name": f"{name}-nic0"},
-                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": _nic_devices("nic0", 6, _Fixed()),
+                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": nic_devices("nic0", 6, _Fixed()),
                                       "pool": {"name": f"{name}-nic0", "generation": 1, "resourceSliceCount": 1}}})
     nic = f"{name}-nic"
     sc.device_classes.append(gen.device_class(nic, [device_selectors.driver_is(nic_driver(name))]))

@@ -28,7 +28,6 @@ from typing import Any
 from gpu_fungibility import device_selectors
 
 from rehearse.scenarios import (
-    GROUP_LABEL,
     NAMESPACE,
     NIC,
     NVIDIA,
@@ -41,7 +40,6 @@ from rehearse.scenarios import (
     device_class,
 )
 
-del GROUP_LABEL  # imported for readers: pods of a group carry it (scenarios.Scenario.group_objects)
 ZONES = ("zone-a", "zone-b", "zone-c")
 NIC_MODELS = ("cx6", "cx7", "e810")
 
@@ -203,7 +201,7 @@ def _pod_resources(sc: Scenario, rng: random.Random) -> None:
                 "limits": {"cpu": rng.choice(("1", "3")), "memory": rng.choice(("1Gi", "6Gi"))}}})
 
 
-def _nic_devices(prefix: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
+def nic_devices(prefix: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
     return [{"name": f"{prefix}-{i}", "attributes": {
         "index": {"int": i}, "model": {"string": rng.choice(NIC_MODELS)},
         "speed": {"int": rng.choice((100, 200, 400))}, "sriov": {"bool": rng.random() < 0.5},
@@ -225,7 +223,7 @@ def nic_selector(expression: str, scenario: str) -> str:
 def _nic_slice(sc: Scenario, rng: random.Random, selector: dict[str, Any] | None) -> None:
     n = len(sc.shared_slices)
     pool = f"{sc.name}-nic{n}"
-    spec: dict[str, Any] = {"driver": nic_driver(sc.name), "devices": _nic_devices(f"nic{n}", rng.choice((2, 3, 4)), rng),
+    spec: dict[str, Any] = {"driver": nic_driver(sc.name), "devices": nic_devices(f"nic{n}", rng.choice((2, 3, 4)), rng),
                             "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1}}
     if selector is None:
         spec["allNodes"] = True
