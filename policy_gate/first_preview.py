@@ -25,7 +25,9 @@ engine knows only what the program wrote down (pulumi v3.274.1, ``pkg/resource/d
 :func:`first_preview` writes each step's ``newState.inputs`` with the engine's unknown sentinel
 (``04da6b54-80e4-46f7-96ec-b56ff0331ba9``, what ``pulumi preview --json`` prints for an unknown value and
 what the Analyzer protocol carries) and ``newState.outputs`` (empty where the provider is unconfigured;
-elsewhere the inputs, and what the provider computes unknown, as the project's stand-in providers preview it). ``python -m policy_gate.first_preview build/dev/plan.json out.json`` writes one; then
+elsewhere the inputs, and, given a table of what each provider computes, those outputs unknown, as the
+project's stand-in providers preview them; the tests pass the offline plan's mocks' table, which this package
+does not import: the offline plan runs the gate). ``python -m policy_gate.first_preview build/dev/plan.json out.json`` writes one; then
 ``make policy-check PLAN=out.json`` runs the pack over it as ``pulumi preview --policy-pack`` would.
 """
 
@@ -35,7 +37,7 @@ import argparse
 import copy
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -156,24 +158,27 @@ def _unknown_over(inputs: Any, outputs: Any) -> Any:
     return inputs if inputs == outputs else UNKNOWN
 
 
-def _outputs(type_: str, urn: str, original: Mapping[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
-    """A configured provider's preview of a create: the inputs, and the outputs it computes (the offline plan's
-    table of them, :data:`offline_plan.mocks.OUTPUTS_BY_TYPE`) unknown."""
-    try:
-        from offline_plan.mocks import OUTPUTS_BY_TYPE
-    except ImportError:  # the gate without the offline plan: the inputs only
-        return copy.deepcopy(inputs)
-    extra = OUTPUTS_BY_TYPE.get(type_)
-    computed = extra(urn.rsplit("::", 1)[-1], dict(original)) if extra else {}
-    return _unknown_over(inputs, {**inputs, **computed})
+def _outputs(type_: str, urn: str, original: Mapping[str, Any], inputs: dict[str, Any],
+             computed: Computed | None) -> dict[str, Any]:
+    """A configured provider's preview of a create: the inputs, and what ``computed`` says the provider adds,
+    unknown (without it, the inputs: the pack drops unknown outputs the program did not set anyway)."""
+    extra = computed(type_, urn.rsplit("::", 1)[-1], dict(original)) if computed else {}
+    return _unknown_over(inputs, {**inputs, **extra}) if extra else copy.deepcopy(inputs)
 
 
 def _provider_urn(reference: str) -> str:
     return reference.rsplit("::", 1)[0] if reference.count("::") >= 4 else reference
 
 
-def first_preview(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The plan document as a first preview carries it: inputs with unknown sentinels, and outputs (see module)."""
+#: ``(type, resource name, inputs) -> the outputs the provider computes`` (e.g. the offline plan's mocks' table).
+Computed = Callable[[str, str, Mapping[str, Any]], Mapping[str, Any]]
+
+
+def first_preview(plan: Mapping[str, Any], computed: Computed | None = None) -> dict[str, Any]:
+    """The plan document as a first preview carries it: inputs with unknown sentinels, and outputs (see module).
+
+    ``computed`` names what a cloud provider computes for a resource; those outputs are unknown in the result.
+    """
     document = copy.deepcopy(dict(plan))
     by_urn: dict[str, dict[str, Any]] = {}
     unconfigured: set[str] = set()
@@ -192,7 +197,7 @@ def first_preview(plan: Mapping[str, Any]) -> dict[str, Any]:
             state["outputs"] = {}
         else:
             state["outputs"] = _outputs(type_, str(original.get("urn", "")), original.get("inputs") or {},
-                                        state["inputs"])
+                                        state["inputs"], computed)
         by_urn[str(original.get("urn", ""))] = original
         previewed[str(original.get("urn", ""))] = state["inputs"]
     return document

@@ -15,7 +15,8 @@ import json
 import pytest
 
 from policy_gate import run_gate
-from policy_gate.first_preview import UNKNOWN, first_preview
+from policy_gate.first_preview import UNKNOWN
+from policy_gate.first_preview import first_preview as _first_preview
 from tests.policy_fixtures import shared_pack
 from tests.test_policy_plans import CASES, SHIPPED_STACKS, eks_group, plan_of
 
@@ -27,6 +28,18 @@ def pack():
 
 def _level(result, policy: str) -> str:
     return dict(result.policies)[policy]
+
+
+def _computed(type_: str, name: str, inputs):
+    """What the stand-in providers compute (the offline plan's mocks' table, as pulumi_engine.standin uses it)."""
+    from offline_plan.mocks import OUTPUTS_BY_TYPE
+
+    extra = OUTPUTS_BY_TYPE.get(type_)
+    return extra(name, dict(inputs)) if extra else {}
+
+
+def first_preview(plan):
+    return _first_preview(plan, _computed)
 
 
 _BASELINES: dict[str, object] = {}
