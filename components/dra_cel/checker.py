@@ -401,10 +401,13 @@ def _check_regex(node: lark.Tree) -> None:
         return
     import re2
 
+    options = re2.Options()
+    options.log_errors = False  # the error is reported here, not on stderr
     try:
-        re2.compile(pattern)
+        re2.compile(pattern, options)
     except Exception as exc:  # noqa: BLE001 - re2 raises its own error type
-        raise CheckError(f"invalid matches argument: error parsing regexp: {exc}") from None
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise CheckError(f"invalid matches argument: error parsing regexp: {detail}") from None
 
 
 _BASE: set[str] | None = None
