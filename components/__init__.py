@@ -55,6 +55,7 @@ ARGS_MODULES: dict[str, str] = {
     "DeviceClaim": "claims",
     "DeviceAlternative": "claims",
     "DeviceClassSpec": "claims",
+    "DeviceToleration": "claims",
     "MigDevices": "claims",
     "MigSliceRequest": "claims",
     "WorkloadNamespaceArgs": "workload",

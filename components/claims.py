@@ -33,6 +33,8 @@ EXACT_COUNT = "ExactCount"
 ALL_DEVICES = "All"
 MIG_REQUEST_CLAIM = "mig"
 MAX_ALTERNATIVES = 8  # DRA's limit on firstAvailable subrequests
+MAX_TOLERATIONS = 16  # resource.k8s.io/v1 DeviceRequest/DeviceSubRequest: "The maximum number of tolerations is 16"
+TOLERATION_FIELDS = ("key", "operator", "value", "effect")
 DRIVERS = (device_selectors.NVIDIA_DRIVER, device_selectors.TPU_DRIVER)
 #: What an NVIDIA DeviceClass admits: whole GPUs or MIG slices.
 DEVICE_KINDS = ("gpu", "mig")
@@ -72,6 +74,21 @@ class MigDevices(TypedDict):
     """The slices, one request each."""
 
 
+class DeviceToleration(TypedDict):
+    """A toleration of device taints, given to every request of a claim (``resource.k8s.io/v1``
+    ``DeviceToleration``). Kubernetes honours it from 1.36 (DRADeviceTaints, beta and on by default; before, the
+    API server drops it, and device taints with it)."""
+
+    key: NotRequired[str]
+    """The taint key it matches; unset (with ``operator: Exists``): every key."""
+    operator: NotRequired[str]
+    """``Equal`` (default: the taint's value equals ``value``) or ``Exists`` (any value)."""
+    value: NotRequired[str]
+    """The taint value for ``Equal``."""
+    effect: NotRequired[str]
+    """``NoSchedule`` or ``NoExecute``; unset: both."""
+
+
 class DeviceClaim(TypedDict):
     """What one claim asks for: a fallback list, one fixed alternative, or MIG slices."""
 
@@ -85,6 +102,8 @@ class DeviceClaim(TypedDict):
     """MIG slices on one GPU."""
     request_name: NotRequired[str]
     """The request's name (default: ``gpu`` or ``tpu``, the alternatives' accelerator family)."""
+    tolerations: NotRequired[list[DeviceToleration]]
+    """Device tolerations for every request and ``firstAvailable`` alternative of the claim (none by default)."""
 
 
 class DeviceClassSpec(TypedDict):
@@ -153,6 +172,15 @@ def _request_fields(alternative: Mapping[str, Any]) -> dict[str, Any]:
     return {**fields, "allocation_mode": EXACT_COUNT, "count": int(alternative.get("count", 1))}
 
 
+def _tolerations(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tolerations`` field of each request of the claim, or nothing (plans without it are unchanged)."""
+    tolerations = claim.get("tolerations") or []
+    if not tolerations:
+        return {}
+    return {"tolerations": [resource_v1.DeviceTolerationArgs(**{k: str(t[k]) for k in TOLERATION_FIELDS if t.get(k)})
+                            for t in tolerations]}
+
+
 def request_name_of(claim: Mapping[str, Any]) -> str:
     if claim.get("request_name"):
         return str(claim["request_name"])
@@ -165,13 +193,14 @@ def device_request(claim: Mapping[str, Any]) -> resource_v1.DeviceRequestArgs:
     name = request_name_of(claim)
     if claim.get("alternatives"):
         return resource_v1.DeviceRequestArgs(name=name, first_available=[
-            resource_v1.DeviceSubRequestArgs(name=str(alt["name"]), **_request_fields(alt))
+            resource_v1.DeviceSubRequestArgs(name=str(alt["name"]), **_request_fields(alt), **_tolerations(claim))
             for alt in claim["alternatives"]])
-    return resource_v1.DeviceRequestArgs(name=name,
-                                         exactly=resource_v1.ExactDeviceRequestArgs(**_request_fields(claim["exactly"])))
+    return resource_v1.DeviceRequestArgs(name=name, exactly=resource_v1.ExactDeviceRequestArgs(
+        **_request_fields(claim["exactly"]), **_tolerations(claim)))
 
 
-def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequestArgs], list | None]:
+def mig_requests(mig: Mapping[str, Any], tolerations: Mapping[str, Any] | None = None
+                 ) -> tuple[list[resource_v1.DeviceRequestArgs], list | None]:
     """One ``mig.nvidia.com`` request per slice, all from the same physical GPU."""
     accelerator = str(mig["accelerator_type"])
     requests = [
@@ -182,6 +211,7 @@ def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequest
                 allocation_mode=EXACT_COUNT,
                 count=1,
                 selectors=[_selector(device_selectors.mig_slice_selector(accelerator, str(piece["profile"])))],
+                **(tolerations or {}),
             ),
         )
         for piece in mig["slices"]
@@ -198,7 +228,7 @@ def mig_requests(mig: Mapping[str, Any]) -> tuple[list[resource_v1.DeviceRequest
 def claim_spec(claim: Mapping[str, Any]) -> resource_v1.ResourceClaimSpecArgs:
     """The ``spec`` of a claim (a template's ``spec.spec``)."""
     if claim.get("mig"):
-        requests, constraints = mig_requests(claim["mig"])
+        requests, constraints = mig_requests(claim["mig"], _tolerations(claim))
         return resource_v1.ResourceClaimSpecArgs(
             devices=resource_v1.DeviceClaimArgs(requests=requests, constraints=constraints))
     return resource_v1.ResourceClaimSpecArgs(devices=resource_v1.DeviceClaimArgs(requests=[device_request(claim)]))
@@ -243,6 +273,34 @@ def _alternative_issues(alt: Mapping[str, Any], path: str, classes: Mapping[str,
     return issues
 
 
+def toleration_issues(tolerations: Any, path: str) -> Issues:
+    """What the API server refuses in a request's tolerations (k8s.io/kubernetes v1.36.3
+    pkg/apis/resource/validation ``validateDeviceToleration``: at most 16; ``Exists`` takes no value; an empty
+    key needs ``Exists``; a known operator and effect)."""
+    if not tolerations:
+        return []
+    if not isinstance(tolerations, list):
+        return [(path, "a list of tolerations (key, operator, value, effect)")]
+    issues: Issues = []
+    if len(tolerations) > MAX_TOLERATIONS:
+        issues.append((path, f"{len(tolerations)} tolerations; a request allows at most {MAX_TOLERATIONS}"))
+    for i, t in enumerate(tolerations):
+        where = f"{path}[{i}]"
+        if not isinstance(t, Mapping) or set(t) - set(TOLERATION_FIELDS):
+            issues.append((where, f"a toleration has only {', '.join(TOLERATION_FIELDS)}"))
+            continue
+        operator = t.get("operator") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            issues.append((f"{where}.operator", f"{operator!r}: Equal or Exists"))
+        if operator == "Exists" and t.get("value"):
+            issues.append((f"{where}.value", "must be empty with operator Exists"))
+        if not t.get("key") and operator != "Exists":
+            issues.append((f"{where}.operator", "a toleration without a key needs operator Exists"))
+        if t.get("effect") and t["effect"] not in ("NoSchedule", "NoExecute"):
+            issues.append((f"{where}.effect", f"{t['effect']!r}: NoSchedule or NoExecute (or unset: both)"))
+    return issues
+
+
 def device_claim_issues(claim: Mapping[str, Any], path: str, classes: Mapping[str, Any]) -> Issues:
     """Problems with one claim, in argument names under ``path``."""
     chosen = [k for k in ("alternatives", "exactly", "mig") if claim.get(k)]
@@ -252,6 +310,9 @@ def device_claim_issues(claim: Mapping[str, Any], path: str, classes: Mapping[st
         return [(f"{path}.namespace", f"{claim.get('namespace')!r} is not a namespace name")]
     if claim.get("namespace") in RESERVED_NAMESPACES:
         return [(f"{path}.namespace", f"{claim['namespace']} belongs to Kubernetes")]
+    tolerations = toleration_issues(claim.get("tolerations"), f"{path}.tolerations")
+    if tolerations:
+        return tolerations
     if claim.get("mig"):
         return mig_issues(claim["mig"], f"{path}.mig")
     if claim.get("exactly"):

@@ -565,13 +565,20 @@ def _placement_claim(cfg: StackConfig, target: Workload | SharedClaim, device_cl
         claim["alternatives"] = [{"name": p, **alternative(p)} for p in cfg.compute_classes[target.compute_class].pools]
     elif target.pool:
         claim["exactly"] = alternative(target.pool)
-    return claim
+    return {**claim, **_tolerations(target)}
+
+
+def _tolerations(target: Workload | SharedClaim) -> dict[str, Any]:
+    """The claim's device tolerations, only where the config sets some (plans without them are unchanged)."""
+    if not target.device_tolerations:
+        return {}
+    return {"tolerations": [t.model_dump(exclude_none=True) for t in target.device_tolerations]}
 
 
 def _claim_paths(base: str, target: Workload | SharedClaim) -> dict[str, str]:
     group = f"/computeClasses.{target.compute_class}.pools" if target.compute_class else f"/{base}.pool"
     return {"namespace": f"/{base}.namespace", "alternatives": group, "exactly": f"/{base}.pool",
-            "mig.slices": f"/{base}.mig", "mig": f"/{base}.mig"}
+            "mig.slices": f"/{base}.mig", "mig": f"/{base}.mig", "tolerations": f"/{base}.deviceTolerations"}
 
 
 def dra_claims(cfg: StackConfig) -> Planned:
@@ -606,7 +613,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
         if wl.mig is not None:
             templates[name] = {"namespace": wl.namespace, "mig": {
                 "accelerator_type": cfg.node_pools[wl.pool].accelerator.type if wl.pool else "",
-                "slices": [{"name": s.name, "profile": s.profile} for s in wl.mig]}}
+                "slices": [{"name": s.name, "profile": s.profile} for s in wl.mig]}, **_tolerations(wl)}
         else:
             templates[name] = _placement_claim(cfg, wl, None)
         for arg, key in _claim_paths(f"workloads.{name}", wl).items():

@@ -215,6 +215,15 @@ class Taint(Model):
 
 
 
+class DeviceToleration(Model):
+    """A toleration of DRA device taints for every request of a claim (Kubernetes honours it from 1.36)."""
+
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "NoExecute"] | None = None
+
+
 class Autoscaling(Model):
     min: int = Field(default=0, ge=0)
     max: int = Field(default=1, ge=1)
@@ -336,6 +345,7 @@ class Workload(Model):
     service: ServiceConfig = ServiceConfig()
     mig: list[MigSlice] | None = None
     resources: WorkloadResources = WorkloadResources()
+    device_tolerations: list[DeviceToleration] = []  # every request of its claim template (1.36: DRADeviceTaints)
 
     @model_validator(mode="after")
     def _one_placement(self) -> Workload:
@@ -369,6 +379,7 @@ class SharedClaim(Model):
     compute_class: str | None = None
     pool: str | None = None
     device_class: str | None = None  # a deviceClasses entry; default: the driver's class
+    device_tolerations: list[DeviceToleration] = []  # every request of the claim (1.36: DRADeviceTaints)
 
     @model_validator(mode="after")
     def _one_placement(self) -> SharedClaim:

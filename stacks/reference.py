@@ -90,6 +90,8 @@ DESCRIPTIONS = {
     "workloads.<name>.service.public": "internet-facing load balancer (explicit opt-in)",
     "workloads.<name>.service.port": "Service port",
     "workloads.<name>.mig": "MIG slices on one GPU: `name`, `profile`, `model`, `port`, `extraArgs`",
+    "workloads.<name>.deviceTolerations": "device taints its claim tolerates (`key`, `operator` `Equal`/`Exists`, "
+                                          "`value`, `effect`): every request gets them; honoured from 1.36",
     "workloads.<name>.resources.cpu": "CPU request of each serving container (default: its share of the "
                                       "smallest node it can land on, see docs/workloads.md)",
     "workloads.<name>.resources.memory": "memory request and limit of each serving container, /dev/shm "
@@ -104,6 +106,7 @@ DESCRIPTIONS = {
     "sharedClaims.<name>.computeClass": "alternatives from a compute class",
     "sharedClaims.<name>.pool": "or one pool",
     "sharedClaims.<name>.deviceClass": "a `deviceClasses` entry instead of the driver's class",
+    "sharedClaims.<name>.deviceTolerations": "device taints the claim tolerates, as a workload's",
     "drivers.nvidiaDra": "NVIDIA DRA driver chart (`chart`, `version`, `repo`, `namespace`, `values`)",
     "drivers.tpuDra": "TPU DRA driver chart",
     "drivers.nvidiaDevicePlugin": "NVIDIA device plugin chart (EKS, only for `dra: false` groups)",
@@ -117,7 +120,8 @@ DESCRIPTIONS = {
 
 #: Keys whose sub-models are summarised in one row.
 COLLAPSED = {"drivers.nvidiaDra", "drivers.tpuDra", "drivers.nvidiaDevicePlugin", "drivers.clusterAutoscaler",
-             "workloads.<name>.mig", "nodePools.<pool>.taints"}
+             "workloads.<name>.mig", "nodePools.<pool>.taints", "workloads.<name>.deviceTolerations",
+             "sharedClaims.<name>.deviceTolerations"}
 PLACEHOLDERS = {"nodePools": "<pool>", "computeClasses": "<class>", "workloads": "<name>",
                 "deviceClasses": "<name>", "sharedClaims": "<name>"}
 
