@@ -152,6 +152,11 @@ class CloudProfile:
         """Problems with a pool's machine(s) for its accelerator, as (argument, message)."""
         raise NotImplementedError
 
+    def unrecorded_machine(self, machine: str) -> str | None:
+        """Why a machine outside the accelerator catalog (a system pool's) is not one the cloud has, as far as
+        recorded, or None (also where nothing is recorded)."""
+        return None
+
 
 class Gke(CloudProfile):
     name, title = "gke", "GKE"
@@ -457,6 +462,19 @@ class Aks(CloudProfile):
     def zone_findings(self, location: str, zoned: "zones.Zoned",
                       pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
         return zones.azure_findings(location)
+
+    def unrecorded_machine(self, machine: str) -> str | None:
+        from .azure_vm_sizes import AZURE_VM_SIZES
+
+        if machine in AZURE_VM_SIZES:
+            return None
+        import difflib
+
+        near = difflib.get_close_matches(machine, sorted(AZURE_VM_SIZES), n=3, cutoff=0.8)
+        hint = f"; close: {', '.join(near)}" if near else ""
+        return (f"{machine} is not an Azure VM size as recorded (the Cluster Autoscaler's table of Azure's Resource "
+                f"SKUs, gpu_fungibility.azure_vm_sizes){hint}; AKS refuses a size the region does not offer, and "
+                "`make preflight` reads the region's list")
 
     #: How a pool that asks AKS for its managed GPU stack is marked (``Pool.ami_type`` in the policy pack).
     MANAGED_GPU_STACK = "aks-managed-gpu"

@@ -57,6 +57,14 @@ def config_warnings(cfg: StackConfig) -> list[str]:
                     f"computeClasses.{name}: consolidationDelayMinutes, whenUnsatisfiable and activeMigration "
                     f"are GKE ComputeClass settings and are ignored on {profile.title}"
                 )
+    system = cfg.cluster.system_pool
+    system_machine = {"machine_type": ("machineType", [system.machine_type]),
+                      "instance_types": ("instanceTypes", system.instance_types),
+                      "vm_size": ("vmSize", [system.vm_size])}.get(profile.pool_machine_argument)
+    for machine in system_machine[1] if system_machine else []:
+        unrecorded = profile.unrecorded_machine(machine)
+        if unrecorded:
+            warnings.append(f"cluster.systemPool.{system_machine[0]}: {unrecorded}")
     for cidr in cfg.cluster.control_plane.authorized_networks:
         if cidr in ("0.0.0.0/0", "::/0"):
             warnings.append(

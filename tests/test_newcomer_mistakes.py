@@ -461,3 +461,27 @@ def test_a_gpu_pool_size_change_is_a_plain_update():
     from tests.test_plan_diff_compare import pool_plan
 
     assert impact.warnings(compare(pool_plan(), pool_plan(autoscaling__totalMaxNodeCount=3))) == []
+
+
+# --- an unknown AKS system-pool VM size ----------------------------------------------------------------------
+
+def test_an_unknown_aks_system_pool_size_is_warned_with_the_close_ones(tmp_path, capsys):
+    raw = _with(AKS, systemPool={"vmSize": "Standard_D4ds_v9"})
+    code, err = _plan_exit(raw, tmp_path, capsys)
+    assert code == 0, err
+    assert "warning: cluster.systemPool.vmSize: Standard_D4ds_v9 is not an Azure VM size as recorded" in err
+    assert "Standard_D4ds_v5" in err
+
+
+def test_the_recorded_azure_sizes_hold_every_size_the_project_knows():
+    from gpu_fungibility.azure_vm_sizes import AZURE_VM_SIZES
+
+    aks_sizes = json.loads((FIXTURES / "aks_vm_sizes.json").read_text())
+    recorded_rows = {row[0] for row in aks_sizes["resource_skus"]["rows"]}
+    assert aks_sizes["resource_skus"]["commit"].startswith("03e49d9c")  # the same table, the same commit
+    assert recorded_rows <= AZURE_VM_SIZES and set(catalog.AKS_VM_SIZES) <= AZURE_VM_SIZES
+    assert "Standard_D4ds_v5" in AZURE_VM_SIZES  # the system pool's default
+    for stack in ("Pulumi.aks-dev.yaml", "examples/stacks/Pulumi.my-aks.yaml"):
+        raw = yaml.safe_load((Path(__file__).resolve().parent.parent / stack).read_text())["config"]
+        cfg = parse_stack_config({k.split(":", 1)[1]: v for k, v in raw.items() if k.startswith("gpu-fungibility:")})
+        assert not [w for w in config_warnings(cfg) if w.startswith("cluster.systemPool")], stack
