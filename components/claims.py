@@ -275,8 +275,9 @@ def _alternative_issues(alt: Mapping[str, Any], path: str, classes: Mapping[str,
 
 def toleration_issues(tolerations: Any, path: str) -> Issues:
     """What the API server refuses in a request's tolerations (k8s.io/kubernetes v1.36.3
-    pkg/apis/resource/validation ``validateDeviceToleration``: at most 16; ``Exists`` takes no value; an empty
-    key needs ``Exists``; a known operator and effect)."""
+    pkg/apis/resource/validation ``validateDeviceToleration``: at most 16; operator ``Equal`` or ``Exists``, and
+    ``Exists`` takes no value), plus an effect other than ``NoSchedule``/``NoExecute``: the API server also
+    accepts ``None``, but a ``None`` taint never keeps a device out, so tolerating it is a mistake."""
     if not tolerations:
         return []
     if not isinstance(tolerations, list):
@@ -294,8 +295,6 @@ def toleration_issues(tolerations: Any, path: str) -> Issues:
             issues.append((f"{where}.operator", f"{operator!r}: Equal or Exists"))
         if operator == "Exists" and t.get("value"):
             issues.append((f"{where}.value", "must be empty with operator Exists"))
-        if not t.get("key") and operator != "Exists":
-            issues.append((f"{where}.operator", "a toleration without a key needs operator Exists"))
         if t.get("effect") and t["effect"] not in ("NoSchedule", "NoExecute"):
             issues.append((f"{where}.effect", f"{t['effect']!r}: NoSchedule or NoExecute (or unset: both)"))
     return issues
