@@ -418,3 +418,10 @@ def test_an_object_whose_metadata_is_unknown_is_in_no_namespace_for_sure():
     installer.props["metadata"] = STRING
     violations, pending = run(validate_gke_critical_priority_quota, stack)
     assert violations.violations == [] and any("system-node-critical" in item for item in pending), pending
+
+
+def test_an_eks_group_whose_scaling_config_is_unknown_whole_is_not_judged():
+    group = _with(next(r for r in eks_stack() if r.type == "aws:eks/nodeGroup:NodeGroup"), ("scalingConfig",), STRING)
+    rule = next(p for p in POLICIES if p.name == "eks-dra-scale-from-zero").validate
+    violations, pending = run_resource(rule, group)
+    assert violations.violations == [] and "scalingConfig.minSize" in pending[0]

@@ -32,7 +32,7 @@ from ..stack_view import (
     plain,
     res_of,
 )
-from ..unknowns import NotJudged, is_unknown
+from ..unknowns import NotJudged, dig_known
 from .common import config_list
 
 #: Where each pool type says spot or not, and its smallest size (what the two capacity rules judge).
@@ -45,10 +45,8 @@ def _require(args: ResourceValidationArgs, paths: tuple[tuple[str, ...], ...]) -
     """NotJudged (advisory) when a value the rule decides on is unknown during the preview."""
     props = plain(args.props)
     for path in paths:
-        node = props
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        if is_unknown(node):
+        known, _ = dig_known(props, *path)  # unknown itself, or an object on the way to it
+        if not known:
             raise NotJudged([f"{'.'.join(path)} of {args.name} ({args.urn})"])
 
 
