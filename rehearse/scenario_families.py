@@ -89,7 +89,8 @@ def widen(sc: Scenario, family: str, rng: random.Random) -> None:
     sc.family = family
     {"shared-claim": _shared_claim, "zones": _zones, "preferred-affinity": _preferred_affinity,
      "pod-resources": _pod_resources, "cel": _cel, "admission": _admission, "admin-access": _admin_access,
-     "network-slices": _network_slices}[family](sc, rng)
+     "network-slices": _network_slices, "partitionable": _partitionable, "device-taints": _device_taints}[family](
+        sc, rng)
 
 
 def _pod(sc: Scenario, rng: random.Random) -> dict[str, Any]:
@@ -321,3 +322,66 @@ def _admission(sc: Scenario, rng: random.Random) -> None:
         group.pod["containers"][0]["resources"]["requests"]["cpu"] = "0"
     else:  # count-zero: defaulted to 1
         _new_group(sc, rng, [{"name": "r0", "exactly": {"deviceClassName": gpu_class, "count": 0}}])
+
+
+# ---- DRA features on by default from 1.36 (simulator/dra_features.py); on 1.34 and 1.35 the API server drops them ----
+
+
+def _own_slice(sc: Scenario, rng: random.Random, suffix: str, count: int, **spec: Any) -> dict[str, Any]:
+    """A ResourceSlice of the scenario's own driver (:func:`nic_driver`) offered to one pool by a nodeSelector."""
+    pool = rng.choice(sc.pools)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{sc.name}-{suffix}"},
+            "spec": {"driver": nic_driver(sc.name), "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": POOL_LABEL, "operator": "In", "values": [pool.name]}]}]},
+                     "pool": {"name": f"{sc.name}-{suffix.split('-')[0]}", "generation": 1,
+                              "resourceSliceCount": count}, **spec}}
+
+
+def _partitionable(sc: Scenario, rng: random.Random) -> None:
+    """Devices that share counters (DRAPartitionableDevices): one or two counter sets in a slice of their own, and
+    devices consuming 10 to 40Gi of one set each, as MIG partitions of one GPU would; groups claim one or two."""
+    sets = [(f"gpu-{i}", rng.choice((40, 80))) for i in range(rng.choice((1, 2)))]
+    counters = _own_slice(sc, rng, "part-counters", 2, sharedCounters=[
+        {"name": name, "counters": {"memory": {"value": f"{size}Gi"}}} for name, size in sets])
+    devices = []
+    for name, size in sets:
+        for j in range(rng.choice((2, 3, 4))):
+            devices.append({"name": f"{name}-part-{j}", "attributes": {"index": {"int": len(devices)}},
+                            "consumesCounters": [{"counterSet": name, "counters": {"memory": {
+                                "value": f"{rng.choice((10, 20, 30, 40)) * size // 40}Gi"}}}]})
+    device_slice = copy.deepcopy(counters)
+    device_slice["metadata"]["name"] = f"{sc.name}-part-devices"
+    del device_slice["spec"]["sharedCounters"]
+    device_slice["spec"]["devices"] = devices
+    sc.shared_slices += [counters, device_slice]
+    cls = _nic_class(sc)
+    for _ in range(rng.choice((1, 2))):
+        _new_group(sc, rng, [{"name": "part", "exactly": {"deviceClassName": cls, "count": rng.choice((1, 1, 2))}}],
+                   replicas=rng.choice((1, 2, 3)))
+
+
+DEVICE_TAINTS = ({"key": "example.com/unhealthy", "value": "true", "effect": "NoSchedule"},
+                 {"key": "example.com/unhealthy", "value": "false", "effect": "NoSchedule"},
+                 {"key": "example.com/maintenance", "effect": "NoExecute"})
+DEVICE_TOLERATIONS = ([], [{"key": "example.com/unhealthy", "operator": "Exists"}],
+                      [{"key": "example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+                      [{"operator": "Exists", "effect": "NoExecute"}], [{"operator": "Exists"}],
+                      [{"operator": "Equal", "value": "false"}])
+
+
+def _device_taints(sc: Scenario, rng: random.Random) -> None:
+    """Tainted devices (DRADeviceTaints) and requests with or without tolerations, in ``exactly`` or in a
+    ``firstAvailable`` subrequest."""
+    devices = [{"name": f"dev-{i}", "attributes": {"index": {"int": i}},
+                **({"taints": [rng.choice(DEVICE_TAINTS)]} if rng.random() < 0.7 else {})}
+               for i in range(rng.choice((2, 3, 4)))]
+    sc.shared_slices.append(_own_slice(sc, rng, "taint-devices", 1, devices=devices))
+    cls = _nic_class(sc)
+    for _ in range(rng.choice((1, 2, 3))):
+        body: dict[str, Any] = {"deviceClassName": cls, "count": 1}
+        tolerations = rng.choice(DEVICE_TOLERATIONS)
+        if tolerations:
+            body["tolerations"] = tolerations
+        request = ({"name": "dev", "firstAvailable": [{"name": "tolerant", **body}]} if rng.random() < 0.3
+                   else {"name": "dev", "exactly": body})
+        _new_group(sc, rng, [request], replicas=rng.choice((1, 2)))

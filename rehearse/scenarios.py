@@ -46,7 +46,7 @@ NIC = "nic.differential.gpu-fungibility.dev"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 #: The families of scenarios, each adding one kind of case to the base scenario, and how often each is drawn.
 FAMILIES = {"base": 3, "shared-claim": 2, "zones": 1, "preferred-affinity": 1, "pod-resources": 2, "cel": 2,
-            "admission": 1, "admin-access": 1, "network-slices": 1}
+            "admission": 1, "admin-access": 1, "network-slices": 1, "partitionable": 1, "device-taints": 1}
 
 
 @dataclass

@@ -15,7 +15,7 @@ SEED = 38
 
 @pytest.fixture(scope="module")
 def generated():
-    return scenarios.generate(SEED, 300)
+    return scenarios.generate(SEED, 400)
 
 
 def test_every_family_is_drawn(generated):
@@ -35,6 +35,8 @@ FEATURES = {
     "admission": lambda doc, text: True,
     "admin-access": lambda doc, text: '"adminAccess": true' in text,
     "network-slices": lambda doc, text: any("nodeName" not in s["spec"] for s in doc["resourceSlices"]),
+    "partitionable": lambda doc, text: '"consumesCounters"' in text and '"sharedCounters"' in text,
+    "device-taints": lambda doc, text: '"taints"' in text or '"tolerations": [{' in text,
 }
 
 
