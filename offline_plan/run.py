@@ -289,7 +289,9 @@ def run_program(
 
     config = {f"{NAMESPACE if program_file is None else project}:{k}": v for k, v in namespace_config.items()}
     config.update(other_config or {})
-    encoded = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    # As the Pulumi CLI hands config to a program: a structured value as JSON encoded from a Go map, whose keys
+    # json.Marshal sorts (pkg/v3 resource/config, v3.274.1), so the program reads every map in key order.
+    encoded = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in config.items()}
     secret_full = [f"{NAMESPACE}:{k}" if ":" not in k else k for k in secret_keys]
 
     loop = asyncio.new_event_loop()

@@ -73,7 +73,7 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
     for key in raw:
         if key not in MODEL_KEYS and key not in (TOKEN_KEY, MISSPELT_NAMESPACE, PROVIDER_REGIONS):
             issues.append((key, f"unknown key; accepted: {', '.join(ACCEPTED_TOP_LEVEL)}"))
-    data = {k: cli_order(v) for k, v in raw.items() if k in MODEL_KEYS}
+    data = {k: v for k, v in raw.items() if k in MODEL_KEYS}
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
@@ -86,20 +86,6 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
     if issues:
         raise ConfigError(issues)
     return config
-
-
-def cli_order(value: Any) -> Any:
-    """A config value with every map's keys sorted, as the Pulumi CLI hands structured config to the program.
-
-    The CLI keeps a structured value as JSON encoded from a Go map (pkg/v3 config, ``json.Marshal`` sorts map
-    keys), so the program reads ``nodePools`` and ``workloads`` in key order whatever the file's order; every
-    tool that parses a stack file reads them the same way, so what it derives follows the engine's order.
-    """
-    if isinstance(value, dict):
-        return {k: cli_order(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [cli_order(v) for v in value]
-    return value
 
 
 def provider_region_issues(config: StackConfig, provider_config: dict[str, Any]) -> list[tuple[str, str]]:

@@ -8,9 +8,8 @@ import json
 import pytest
 
 from offline_plan.planjson import plan_document
-from offline_plan.run import read_stack_file
+from offline_plan.run import read_stack_file, run_stack
 from pulumi_engine import compare, standin
-from stacks.loader import cli_order
 
 UNKNOWN = standin.UNKNOWN
 
@@ -91,9 +90,17 @@ def test_a_resource_without_an_explicit_provider_names_the_engines_default_provi
 
 
 def test_config_maps_reach_the_program_in_the_clis_order_whatever_the_files_order():
-    assert list(cli_order({"b": {"z": 1, "a": [{"y": 1, "x": 2}]}, "a": 1})) == ["a", "b"]
-    assert list(cli_order({"b": {"z": 1, "a": 2}})["b"]) == ["a", "z"]
-    assert list(cli_order({"b": {"z": 1, "a": [{"y": 1, "x": 2}]}})["b"]["a"][0]) == ["x", "y"]
+    """The CLI sorts a structured value's keys; the plan of a stack is the same whichever order its file uses."""
+    from offline_plan.run import ROOT
+    from offline_plan.run import read_stack_file as read
+
+    stack = read("dev", ROOT)
+    pools = stack.namespace_config["nodePools"]
+    reordered = {**stack.namespace_config, "nodePools": dict(reversed(list(pools.items())))}
+    assert list(reordered["nodePools"]) != list(pools)
+    plans = [plan_document(run_stack(config, stack="dev")) for config in (
+        {**stack.namespace_config, **stack.other_config}, {**reordered, **stack.other_config})]
+    assert json.dumps(plans[0], sort_keys=True) == json.dumps(plans[1], sort_keys=True)
 
 
 def test_a_bare_key_is_the_projects_as_the_cli_reads_it(tmp_path):

@@ -139,7 +139,7 @@ def test_driver_installer_serves_exactly_the_dra_pools(run):
         "nodeSelectorTerms"][0]["matchExpressions"]
     assert {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"} in exprs, res.urn
     assert {"key": "cloud.google.com/gke-nodepool", "operator": "In",
-            "values": ["a100-80gb", "a100-40gb"]} in exprs, res.urn
+            "values": ["a100-40gb", "a100-80gb"]} in exprs, res.urn  # the pools in the CLI's (sorted) order
     assert all("key" in t for t in spec["tolerations"]), f"{res.urn}: no blanket toleration"
     installer = spec["initContainers"][0]
     assert installer["image"] == "cos-nvidia-installer:fixed" and installer["imagePullPolicy"] == "Never"
