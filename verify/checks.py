@@ -210,10 +210,15 @@ def _selectors(view: View, body: Mapping[str, Any]) -> list[str]:
     return [*from_class, *own]
 
 
-def _fits(selectors: list[str], count: int, entries: list[tuple[str, Mapping[str, Any]]]) -> bool:
-    """Whether ``count`` devices among one node's ``(driver, entry)`` pass every selector."""
+def _fits(selectors: list[str], count: int, entries: list[tuple[str, Mapping[str, Any]]],
+          tolerations: list[Mapping[str, Any]] | None = None) -> bool:
+    """Whether ``count`` devices among one node's ``(driver, entry)`` pass every selector and carry no taint the
+    request does not tolerate (a live slice has ``taints`` only where DRADeviceTaints is on: from 1.36, whose
+    allocator keeps such a device out, simulator/dra_features.py)."""
     hits = 0
     for driver, entry in entries:
+        if _taint_blocks(entry, tolerations or []):
+            continue
         try:
             device = Device.from_slice_device(driver, entry)
             if all(matches(expr, device) for expr in selectors):
@@ -221,6 +226,12 @@ def _fits(selectors: list[str], count: int, entries: list[tuple[str, Mapping[str
         except (CelCompileError, CelEvaluationError, ValueError):
             continue  # the scheduler skips a device a selector cannot be evaluated on
     return hits >= count
+
+
+def _taint_blocks(entry: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -> bool:
+    from simulator.dra_features import BLOCKING_EFFECTS, tolerates
+    return any(t.get("effect") in BLOCKING_EFFECTS and not any(tolerates(o, t) for o in tolerations)
+               for t in entry.get("taints") or ())
 
 
 def _devices_key(view: View, node: str) -> tuple:
@@ -274,7 +285,7 @@ def claim_alternatives(view: View, stack: Stack) -> list[Finding]:
                 key = _devices_key(view, n.name)
                 if key not in verdicts:
                     verdicts[key] = _fits(selectors, count, [(s.driver, d) for s in view.slices_of(n.name)
-                                                             for d in s.devices])
+                                                             for d in s.devices], body.get("tolerations"))
                 if verdicts[key]:
                     served.append(n.name)
             if served:
