@@ -204,6 +204,26 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+def _patch(version: str) -> tuple[int, int, int]:
+    major, minor, patch = (version.lstrip("v").split("-")[0].split(".") + ["0"])[:3]
+    return int(major), int(minor), int(patch)
+
+
+#: The newest patch of each minor read to still lack kubernetes/kubernetes#138408 (its resourceclaim controller
+#: source, at the module versions the harness pins). The fix is in v1.37.0; cherry-picks to 1.35 (#142023) and
+#: 1.34 (#142025) are open, so a later patch of those minors may carry it: there either outcome is accepted.
+LACKS_THE_FLAPPING_FIX = {(1, 34): 4, (1, 35): 4, (1, 36): 3}
+
+
+def _flapping_expected(version: str) -> bool | None:
+    """True: the pinned patch lacks the fix; False: fixed (1.37 on); None: a later patch, not read."""
+    major, minor, patch = _patch(version)
+    if (major, minor) >= (1, 37):
+        return False
+    newest_unfixed = LACKS_THE_FLAPPING_FIX.get((major, minor))
+    return True if newest_unfixed is not None and patch <= newest_unfixed else None
+
+
 def test_a_pod_with_two_claim_templates_flaps_when_one_claim_is_recreated(cluster):
     """kubernetes/kubernetes#138407 on the real resourceclaim controller: once one of a pending pod's two
     generated claims is deleted, the controller re-creates it and applies only that entry to the pod's
@@ -236,8 +256,11 @@ def test_a_pod_with_two_claim_templates_flaps_when_one_claim_is_recreated(cluste
         (listed,) = cluster.list("pods")["pods"]
         assert "nodeName" not in listed["spec"]
     else:  # the controller's first syncs already fell into the loop (seen once in CI): the same bug, on its own
-        assert _minor(cluster.version) < (1, 37), listed["status"]["resourceClaimStatuses"]
-    if _minor(cluster.version) < (1, 37):
+        assert _flapping_expected(cluster.version) is not False, listed["status"]["resourceClaimStatuses"]
+    expected = _flapping_expected(cluster.version)
+    if expected is None:  # a patch that may carry a cherry-pick: whichever happens, settle names what flaps
+        expected = bool(cluster.flapping)
+    if expected:
         assert cluster.flapping == {f"{NS}/two-claims"}
         time.sleep(0.5)
         (again,) = cluster.list("pods")["pods"]
