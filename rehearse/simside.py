@@ -177,8 +177,9 @@ def build_pools(document: Mapping[str, Any]) -> list[PoolModel]:
         shared = [SimDevice.build(u["pool"]["name"], u["driver"], e) for u in unbound
                   if _selects(u, labels, node_name) for e in u.get("devices") or ()]
         sim = SimNode(node_name, name, labels, taints, devices + shared)
-        groups = [devices] * bool(devices) + [[d for d in shared if d.uid.split("/", 1)[0] == u["pool"]["name"]]
-                                               for u in unbound if _selects(u, labels, node_name)]
+        # one group per resource pool, not per slice: a pool's counter slice and device slice are one pool
+        here = dict.fromkeys(u["pool"]["name"] for u in unbound if _selects(u, labels, node_name) and u.get("devices"))
+        groups = [devices] * bool(devices) + [[d for d in shared if d.uid.split("/", 1)[0] == pool] for pool in here]
         orders = tuple(SimNode(node_name, name, labels, taints, [d for g in order for d in g])
                        for order in itertools.islice(itertools.permutations(groups), MAX_POOL_ORDERS))
         out.append(PoolModel(name, [n["metadata"]["name"] for n in nodes], sim,
