@@ -24,7 +24,7 @@ q = '$(subst ','\'',$(1))'
 STACK ?= dev
 PLAN ?= build/$(STACK)/plan.json
 
-.PHONY: help venv lock lock-check plan diff test lint preview preview-build test-preview calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build rehearse-compile test-rehearse
+.PHONY: help venv lock lock-check plan diff test lint preview preview-build test-preview up-rehearsal calendar-check policy-check simulate preflight verify rehearse bench bench-setup clean rehearse-build rehearse-compile test-rehearse
 
 help:
 	@echo "make plan STACK=dev              offline plan -> build/<stack>/ (plan.json, manifests/, summary.md)"
@@ -35,6 +35,7 @@ help:
 	@echo "make test-rehearse [MINOR=1.35]   the rehearsal's tests on that control plane (tests/rehearsal; needs Go)"
 	@echo "make preview STACK=dev [MODE=first|update] [POLICY_CONFIG=f]  the real Pulumi engine previews the stack with the pack (needs Go) -> build/<stack>.engine/"
 	@echo "make preview-build                build the Pulumi CLI and kubernetes provider from Go modules (needs Go)"
+	@echo "make up-rehearsal STACK=dev       pulumi up by the real engine onto the rehearsal's Kubernetes control plane (needs Go)"
 	@echo "make test-preview                 the real engine's tests: plan == engine, the pack under real previews (tests/engine; needs Go)"
 	@echo "make policy-check PLAN=file      the policy pack over a preview JSON file [POLICY_CONFIG=file.json]"
 	@echo "make simulate STACK=dev [REPLICAS=n] [WORKLOAD=w] [STOCKOUT=pool,...] [RECLAIM=pool,...] [JSON=1]"
@@ -99,6 +100,10 @@ preview-build: venv
 preview: venv
 	$(PY) -m pulumi_engine preview --stack $(call q,$(STACK)) $(if $(MODE),--mode $(call q,$(MODE))) \
 		$(if $(POLICY_CONFIG),--policy-config $(call q,$(POLICY_CONFIG)))
+
+# `pulumi up` by the real engine, the Kubernetes half onto the rehearsal's control plane (needs Go; docs/engine.md).
+up-rehearsal: venv
+	$(PY) -m pulumi_engine up-rehearsal --stack $(call q,$(STACK)) $(if $(MINOR),--minor $(call q,$(MINOR)))
 
 test-preview: venv
 	$(PY) -m pytest -q -o addopts="-p no:cacheprovider" tests/engine

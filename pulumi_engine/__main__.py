@@ -36,6 +36,24 @@ def _violation(event: dict) -> str:
     return f"{event.get('policyName')}: {urn.rsplit('::', 1)[-1]}: {(event.get('message') or '').strip().splitlines()[0] if event.get('message') else ''}"
 
 
+def _up_rehearsal(stack: str, minor: str, tools) -> int:
+    from pulumi_engine.up import up_on_rehearsal
+    from rehearse.harness import HarnessError, HarnessUnavailable
+
+    try:
+        run = up_on_rehearsal(stack, minor, tools=tools)
+    except (HarnessUnavailable, HarnessError) as exc:
+        print(f"up-rehearsal: the rehearsal's control plane is not available: {exc}", file=sys.stderr)
+        return EXIT_CANNOT
+    print(f"{stack}: pulumi up by the real engine onto Kubernetes {minor}'s own control plane")
+    print(run.summary)
+    for urn, message in sorted(run.failed.items()):
+        print(f"  {run.why(message) or 'FAILED'}: {urn.rsplit('::', 1)[-1]}")
+    for kind, names in run.on_the_api_server.items():
+        print(f"  on the API server, {kind}: {', '.join(names) or '-'}")
+    return EXIT_BROKEN if run.stack_failures else EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pulumi_engine", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -45,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     prev.add_argument("--mode", choices=("first", "update", "both"), default="both")
     prev.add_argument("--policy-config", type=Path)
     prev.add_argument("--json", action="store_true")
+    upr = sub.add_parser("up-rehearsal", help="pulumi up of the stack onto the rehearsal's Kubernetes control plane")
+    upr.add_argument("--stack", required=True)
+    upr.add_argument("--minor", default="1.35")
     cmp = sub.add_parser("compare", help="hold an offline plan.json against the engine's preview.json")
     cmp.add_argument("plan", type=Path)
     cmp.add_argument("engine_preview", type=Path)
@@ -57,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pulumi_engine import build
 
-    if args.command == "preview":
+    if args.command in ("preview", "up-rehearsal"):
         from offline_plan.run import ROOT
         from stacks.stack_files import StackNameError, check_stack_name
 
@@ -77,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         print(f"Pulumi CLI: {tools.cli}\nkubernetes provider: {tools.kubernetes_provider}\nPULUMI_HOME: {tools.home}")
         return EXIT_OK
+
+    if args.command == "up-rehearsal":
+        return _up_rehearsal(args.stack, args.minor, tools)
 
     from pulumi_engine.preview import preview
 

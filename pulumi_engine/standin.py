@@ -35,6 +35,10 @@ from typing import Any
 
 MODE_ENV = "GPU_FUNGIBILITY_STANDIN_MODE"
 MODES = ("first", "update")
+#: ``apply`` (``pulumi up`` onto the rehearsal's control plane, :mod:`pulumi_engine.up`): outputs known, and a
+#: cluster's endpoint and CA those of the API server named in :data:`CLUSTER_ENV` (JSON: ``server``, ``ca``).
+APPLY = "apply"
+CLUSTER_ENV = "GPU_FUNGIBILITY_STANDIN_CLUSTER"
 #: The engine's wire form of an unknown value (pulumi/sdk go/common/resource/plugin/rpc.go UnknownStringValue).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 #: The packages the project previews with a stand-in: the cloud providers that cannot be built from Go modules here.
@@ -71,7 +75,48 @@ def computed_outputs(type_: str, name: str, inputs: dict[str, Any], mode: str) -
 
     extra = OUTPUTS_BY_TYPE.get(type_)
     outputs = {**inputs, **(extra(name, inputs) if extra else {})}
-    return unknown_over(inputs, outputs) if mode == "first" else without_credentials(type_, outputs)
+    if mode == "first":
+        return unknown_over(inputs, outputs)
+    return with_cluster(type_, outputs) if mode == APPLY else without_credentials(type_, outputs)
+
+
+def _cluster() -> dict[str, str]:
+    return json.loads(os.environ.get(CLUSTER_ENV) or "{}")
+
+
+def with_cluster(type_: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """A cluster's outputs pointing at the API server of :data:`CLUSTER_ENV` (the rehearsal's, on loopback)."""
+    target = _cluster()
+    if type_ not in CREDENTIAL_OUTPUTS or not target:
+        return outputs
+    out = json.loads(json.dumps(outputs))
+    host = target["server"].removeprefix("https://")
+    if type_ == "gcp:container/cluster:Cluster":
+        out["endpoint"] = host
+        out["masterAuth"] = {**(out.get("masterAuth") or {}), "clusterCaCertificate": target["ca"]}
+        dns = (out.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig")
+        if isinstance(dns, dict):
+            dns["endpoint"] = host
+    else:
+        out["endpoint"] = target["server"]
+        out["certificateAuthority"] = {"data": target["ca"]}
+    return out
+
+
+def _kubeconfigs_for_cluster(result: dict[str, Any]) -> dict[str, Any]:
+    """AKS's user credentials (base64 kubeconfigs) pointed at the API server of :data:`CLUSTER_ENV`."""
+    import base64
+
+    import yaml
+
+    target = _cluster()
+    out = json.loads(json.dumps(result))
+    for entry in out.get("kubeconfigs") or []:
+        config = yaml.safe_load(base64.b64decode(entry["value"]))
+        for item in config.get("clusters") or []:
+            item["cluster"] = {"server": target["server"], "certificate-authority-data": target["ca"]}
+        entry["value"] = base64.b64encode(yaml.safe_dump(config).encode()).decode()
+    return out
 
 
 #: A cluster's credentials, as output paths: unknown in both modes (see :func:`without_credentials`).
@@ -150,7 +195,7 @@ def _servicer(package: str, version: str, mode: str):
         def Create(self, request, context):  # noqa: N802
             type_, name = type_and_name(request.urn)
             inputs = to_dict(request.properties)
-            outputs = computed_outputs(type_, name, inputs, mode if request.preview else "update")
+            outputs = computed_outputs(type_, name, inputs, mode if request.preview or mode == APPLY else "update")
             resource_id = "" if request.preview and mode == "first" else f"{inputs.get('name') or name}-id"
             return provider_pb2.CreateResponse(id=str(resource_id), properties=to_struct(outputs))
 
@@ -173,7 +218,7 @@ def _servicer(package: str, version: str, mode: str):
                     reason=f"the {package} stand-in has no answer for {request.tok}")])
             result = CALL_RESULTS[request.tok]
             if request.tok in CREDENTIAL_INVOKES:
-                result = {k: UNKNOWN for k in result}
+                result = _kubeconfigs_for_cluster(result) if mode == APPLY else {k: UNKNOWN for k in result}
             return provider_pb2.InvokeResponse(**{"return": to_struct(result)})
 
         def GetMapping(self, request, context):  # noqa: N802
@@ -196,7 +241,7 @@ def serve(package: str, version: str) -> None:
     import grpc
 
     mode = os.environ.get(MODE_ENV, "first")
-    if mode not in MODES:
+    if mode not in (*MODES, APPLY):
         raise SystemExit(f"{MODE_ENV} must be one of {', '.join(MODES)}, not {mode!r}")
     servicer, grpc_module = _servicer(package, version, mode)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8),
