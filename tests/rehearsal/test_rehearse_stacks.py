@@ -23,7 +23,7 @@ def _control_plane(shared, minor: str):
     """The session's control plane when it runs the stack's minor (emptied before and after), else one of that minor.
 
     ``shared`` is the shared fixture (tests/rehearsal/conftest.py): without Go it skips on a workstation and
-    fails under CI=true, before anything here runs.
+    fails under CI (tests/ci.py), before anything here runs.
     """
     from rehearse.harness import Harness, minor_of
 
