@@ -7,10 +7,6 @@ MIN_KUBERNETES_VERSION = "1.34"
 #: its calendar (support_calendar: 1.34 left standard support on GKE 2026-10-01 and AKS 2026-11-01), judged as
 #: the create version on every cloud. The stack config's default is this one too.
 DEFAULT_KUBERNETES_VERSION = "1.35"
-#: The version a cluster component is created with when none is given: a minor every cloud still supports in
-#: its calendar (support_calendar: 1.34 left standard support on GKE 2026-10-01 and AKS 2026-11-01), judged as
-#: the create version on every cloud. The stack config's default is this one too.
-DEFAULT_KUBERNETES_VERSION = "1.35"
 _MIN = (1, 34)
 _VERSION = re.compile(r"(\d+)\.(\d+)(\.\d+)?(-gke\.\d+)?")
 
