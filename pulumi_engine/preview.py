@@ -108,8 +108,6 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
     ``stack_file`` reads the config from another file than ``<root>/Pulumi.<stack>.yaml`` (a test's broken stack);
     ``program`` runs instead of ``<root>/__main__.py`` (:mod:`pulumi_engine.replay`).
     """
-    from pulumi import automation as auto
-
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     tools = tools or build.ensure_tools()
@@ -130,27 +128,11 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
         standin.MODE_ENV: mode,
     }
 
-    def project_program() -> None:
-        runpy.run_path(str(root / "__main__.py"), run_name="__main__")
-
-    program = program or project_program
-
-    settings = auto.ProjectSettings(name=PROJECT, runtime="python",
-                                    backend=auto.ProjectBackend(url=f"file://{work / 'state'}"))
-    opts = auto.LocalWorkspaceOptions(
-        work_dir=str(work), pulumi_home=str(tools.home), env_vars=env, project_settings=settings,
-        secrets_provider="passphrase",
-        pulumi_command=auto.PulumiCommand(root=str(tools.cli_root), skip_version_check=True))
-    with _in_root(root):
-        workspace_stack = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program,
-                                                      opts=opts)
-        for key, value in secure.items():
-            workspace_stack.set_config(key, auto.ConfigValue(value=value, secret=True))
-        args = ["preview", "--stack", stack, "--json", "--non-interactive", "--color", "never",
-                "--policy-pack", str(_policy_launcher(tools.cache, root)), "--event-log", str(out / "events.jsonl")]
-        if policy_config:
-            args += ["--policy-pack-config", str(policy_config)]
-        done = _run_inline(tools, args, work, {**os.environ, **env}, program)
+    args = ["preview", "--json", "--policy-pack", str(_policy_launcher(tools.cache, root))]
+    if policy_config:
+        args += ["--policy-pack-config", str(policy_config)]
+    done = run_cli(stack, args, work=work, env=env, tools=tools, root=root, secrets=secure, program=program,
+                   event_log=out / "events.jsonl")
     stdout, stderr, ok = done.stdout, done.stderr, done.returncode == 0
     try:
         document = json.loads(stdout) if stdout.strip() else {}
@@ -161,6 +143,32 @@ def preview(stack: str, mode: str = "first", *, root: Path = ROOT, out: Path | N
     run = EngineRun(stack, mode, ok, document, events, stderr, out, policy_events)
     _write(run)
     return run
+
+
+def run_cli(stack: str, args: list[str], *, work: Path, env: dict[str, str], tools: build.Tools, root: Path,
+            secrets: dict[str, str], event_log: Path,
+            program: Callable[[], None] | None = None) -> subprocess.CompletedProcess:
+    """``pulumi <args> --stack <stack>`` on the throwaway stack in ``work`` (made or selected first, ``secrets``
+    set as secret config), the program (``<root>/__main__.py`` unless given) served in-process."""
+    from pulumi import automation as auto
+
+    def project_program() -> None:
+        runpy.run_path(str(root / "__main__.py"), run_name="__main__")
+
+    program = program or project_program
+    settings = auto.ProjectSettings(name=PROJECT, runtime="python",
+                                    backend=auto.ProjectBackend(url=f"file://{work / 'state'}"))
+    opts = auto.LocalWorkspaceOptions(
+        work_dir=str(work), pulumi_home=str(tools.home), env_vars=env, project_settings=settings,
+        secrets_provider="passphrase",
+        pulumi_command=auto.PulumiCommand(root=str(tools.cli_root), skip_version_check=True))
+    with _in_root(root):
+        workspace_stack = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program,
+                                                      opts=opts)
+        for key, value in secrets.items():
+            workspace_stack.set_config(key, auto.ConfigValue(value=value, secret=True))
+        command = [*args, "--stack", stack, "--non-interactive", "--color", "never", "--event-log", str(event_log)]
+        return _run_inline(tools, command, work, {**os.environ, **env}, program)
 
 
 def _run_inline(tools: build.Tools, args: list[str], work: Path, env: dict[str, str], program):

@@ -30,10 +30,9 @@ from pulumi_engine.preview import (
     PROJECT,
     ROOT,
     SECRET_PLACEHOLDER,
-    _in_root,
     _read_events,
-    _run_inline,
     _stack_file_for_engine,
+    run_cli,
 )
 
 #: The exec plugins the program's kubeconfigs name, per cloud (components/gke_cluster.py, eks_cluster.py,
@@ -103,8 +102,6 @@ def _outcomes(events: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
 def up_on_rehearsal(stack: str, minor: str = "1.35", *, root: Path = ROOT,
                     tools: build.Tools | None = None) -> UpRun:
     """``pulumi up`` of ``stack`` onto a fresh rehearsal control plane of Kubernetes ``minor``; what it made."""
-    from pulumi import automation as auto
-
     from rehearse import cluster
     from rehearse.harness import Harness, ensure_built
 
@@ -135,27 +132,9 @@ def up_on_rehearsal(stack: str, minor: str = "1.35", *, root: Path = ROOT,
         }
         env["PATH"] = f"{stubs}:{env['PATH']}"
 
-        def program() -> None:
-            import runpy
-
-            runpy.run_path(str(root / "__main__.py"), run_name="__main__")
-
-        settings = auto.ProjectSettings(name=PROJECT, runtime="python",
-                                        backend=auto.ProjectBackend(url=f"file://{work / 'state'}"))
-        opts = auto.LocalWorkspaceOptions(
-            work_dir=str(work), pulumi_home=str(tools.home), env_vars=env, project_settings=settings,
-            secrets_provider="passphrase",
-            pulumi_command=auto.PulumiCommand(root=str(tools.cli_root), skip_version_check=True))
-        import os
-
-        with _in_root(root):
-            workspace_stack = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program,
-                                                          opts=opts)
-            for key in {*secure, f"{PROJECT}:hfToken"}:  # `pulumi up` needs the token the preview let pass
-                workspace_stack.set_config(key, auto.ConfigValue(value=SECRET_PLACEHOLDER, secret=True))
-            args = ["up", "--stack", stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never",
-                    "--continue-on-error", "--event-log", str(scratch_dir / "events.jsonl")]
-            done = _run_inline(tools, args, work, {**os.environ, **env}, program)
+        secrets = {key: SECRET_PLACEHOLDER for key in {*secure, f"{PROJECT}:hfToken"}}  # `up` needs the token
+        done = run_cli(stack, ["up", "--yes", "--skip-preview", "--continue-on-error"], work=work, env=env,
+                       tools=tools, root=root, secrets=secrets, event_log=scratch_dir / "events.jsonl")
         created, failed = _outcomes(_read_events(scratch_dir / "events.jsonl"))
         listed = harness.list("namespaces", "deployments", "daemonsets", "services", "secrets",
                               "deviceclasses", "resourceclaimtemplates")
