@@ -6,13 +6,11 @@ patches; the allocator (simulator/dra_features.py) follows k8s.io/dynamic-resour
 """
 
 import json
-import os
-import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from gpu_fungibility.versions import DRA_FEATURE_GATES_ON_FROM, dra_feature_enabled
+from gpu_fungibility.versions import dra_feature_enabled
 
 from rehearse import differential, reduced, simside
 from simulator.allocator import Allocator
@@ -32,33 +30,6 @@ def test_partitionable_devices_and_device_taints_are_on_from_1_36(minor, on):
     assert dra_feature_enabled("DRAPartitionableDevices", minor) is on
     assert dra_feature_enabled("DRADeviceTaints", minor) is on
     assert dra_feature_enabled("DRAPrioritizedList", minor) is True
-
-
-def _module_cache() -> Path:
-    return Path(os.environ.get("GOMODCACHE") or Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
-
-
-def _default_at(source: str, gate: str, minor: tuple[int, int]) -> bool:
-    """The gate's default at ``minor`` from kube_features.go's versioned spec list (the last entry not after it)."""
-    block = re.search(rf"^\t{gate}: {{\n(.*?)^\t}},", source, re.M | re.S)
-    assert block, gate
-    default = False
-    for major, minor_, value in re.findall(r'MustParse\("(\d+)\.(\d+)"\), Default: (true|false)', block.group(1)):
-        if (int(major), int(minor_)) <= minor:
-            default = value == "true"
-    return default
-
-
-@pytest.mark.parametrize("minor", sorted(PINNED))
-def test_the_gate_table_is_what_the_pinned_kubernetes_says(minor):
-    """Where the Go module cache holds k8s.io/kubernetes at the pinned patch (the rehearsal's build fills it)."""
-    source = _module_cache() / f"k8s.io/kubernetes@{PINNED[minor]}/pkg/features/kube_features.go"
-    if not source.is_file():
-        pytest.skip(f"{source} is not in this machine's Go module cache")
-    text = source.read_text()
-    key = tuple(int(x) for x in minor.split("."))
-    for gate in DRA_FEATURE_GATES_ON_FROM:
-        assert dra_feature_enabled(gate, minor) is _default_at(text, gate, key), (gate, minor)
 
 
 # ---- the allocator ----
