@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from gpu_fungibility import wiring_keys
 from gpu_fungibility.catalog import aks_vm_size_shape, eks_instance_shape, gke_machine_shape
-from gpu_fungibility.clouds import Aks, Eks
+from gpu_fungibility.clouds.aks import Aks
+from gpu_fungibility.clouds.eks import Eks
 from gpu_fungibility.wiring_keys import *  # noqa: F403  (every label and taint key, by the library's __all__)
 from gpu_fungibility.wiring_keys import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
 

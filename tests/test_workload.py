@@ -8,7 +8,8 @@ import json
 import kubernetes_validate
 import pytest
 from gpu_fungibility import dra_wiring, wiring_keys
-from gpu_fungibility.clouds import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE, GKE_LB_TYPE
+from gpu_fungibility.clouds.eks import AWS_LB_INTERNAL, AWS_LB_SCHEME, AWS_LB_TYPE
+from gpu_fungibility.clouds.gke import GKE_LB_TYPE
 from gpu_fungibility.node_selection import NodeTaint, toleration_tolerates
 from pulumi.runtime import rpc
 

@@ -1,0 +1,235 @@
+"""The seam for a cloud: what every cloud answers, and the registry of the clouds.
+
+A :class:`CloudProfile` answers every cloud-specific question the library, the
+stack program, the simulator and the policy pack ask: which labels and taints
+the cloud puts on accelerator nodes and which the library must add, how a
+LoadBalancer Service is kept internal, how the fallback order is expressed,
+whether DRA pools can scale up from zero, which machine shapes carry which
+accelerators. :func:`profile` is the only dispatch on a cloud's name, and it
+refuses a cloud it does not know, so a new cloud can never silently inherit
+another cloud's labels or load-balancer annotations.
+
+Each cloud lives in a folder of its own (``clouds/gke/``, ``clouds/eks/``,
+``clouds/aks/``) and registers its profile with :func:`register`; shared code
+asks the registry (:func:`profile`, :func:`names`, :func:`part`) and never
+names a cloud. The clouds the project ships are the one line
+:data:`SHIPPED_CLOUDS`; a cloud kept elsewhere (a test's, a fork's) registers
+itself the same way before it is used.
+"""
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import catalog, node_capacity, zones
+from .. import wiring_keys as w
+from ..errors import UnknownCloudError
+from ..node_selection import NodeTaint
+
+if TYPE_CHECKING:
+    from ..wiring_keys import PoolSpec
+
+Issues = list[tuple[str, str]]
+#: ``(millicores, MiB)``
+CpuMemory = tuple[int, int]
+
+
+class CloudProfile:
+    """The questions every cloud answers; one subclass per cloud."""
+
+    name: str = ""
+    title: str = ""
+    #: Modules holding this cloud's share of an area, where they are not ``<area>.<name>`` (see :func:`part`).
+    parts: Mapping[str, str] = {}
+    #: Accelerator families the cloud offers.
+    families: tuple[str, ...] = ()
+    #: How the pools' fallback order reaches the autoscaler.
+    fallback_mechanism: str = ""
+    #: Whether the autoscaler can add the first node of an empty DRA pool for a pending claim.
+    dra_scales_from_zero: bool = False
+    #: Whether the autoscaler adds nodes to a running DRA GPU pool (below its max) for a pending claim.
+    dra_grows_past_min: bool = True
+    #: Why it does not, where it does not (shown by the simulator and the config warning).
+    dra_growth_limit: str | None = None
+    #: Whether pools in a compute class carry the class's node label and taint.
+    compute_class_on_nodes: bool = False
+    #: Why GPU sharing (MIG partitions, time-sharing, MPS) is refused on this cloud's DRA pools, or None.
+    dra_gpu_sharing_refused: str | None = None
+    #: Where the NVIDIA driver lives on the host (None: the chart's default root, ``/``).
+    nvidia_driver_root: str | None = None
+    #: Whether system-node-critical pods outside kube-system need a ResourceQuota admitting them.
+    critical_pods_need_quota: bool = False
+    #: Whether the NVIDIA DRA driver's namespace gets that ResourceQuota unless told otherwise.
+    nvidia_dra_quota_by_default: bool = False
+    #: The pool argument naming its machine shape(s): ``machine_type`` or ``instance_types``.
+    pool_machine_argument: str = ""
+    #: The node label whose value is the name of the node's pool / node group (``make verify`` reads it).
+    node_pool_label: str = ""
+    #: Whether a GPU pool that opts out of the cloud's own device plugin needs the library's plugins.
+    default_device_plugin_opt_out: str | None = None
+    #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and
+    #: metrics agents, CSI and network plugins), as ``(millicores, MiB)``. A margin the library chooses,
+    #: not a documented figure: those pods' requests vary with the cluster version and add-ons. It is above
+    #: the requests of the non-workload pods measured on real nodes (2i2c-org/infrastructure
+    #: node-capacity-info.json, commit 1097ae3c, ``measured_overhead``: kube-system and that operator's own
+    #: per-node pods): GKE n2-highmem-4 443m / 596 MiB, EKS r5.xlarge 170m / 250 MiB.
+    system_pods_reserve: CpuMemory = (500, 1024)
+    #: Seconds between the cloud's spot reclaim notice and the end of the VM (see docs/workloads.md).
+    spot_notice_seconds: int = 0
+    #: The longest ``terminationGracePeriodSeconds`` a serving pod on a spot node can actually use.
+    spot_pod_grace_seconds: int = 0
+
+    #: The kubelet's hard eviction threshold for memory (MiB), subtracted from capacity.
+    eviction_hard_mib: int = node_capacity.EVICTION_HARD_MIB
+
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` a node of this machine reports as its capacity: every vCPU, and the nominal
+        memory minus the kernel's share (the kernel's MemTotal).
+
+        A new cloud implements this and :meth:`kube_reserved`, each figure citing the cloud's own source
+        or public measurements (``tests/fixtures/node_capacity_measurements.csv``), and erring low where it
+        must guess: a capacity above the real one makes pods that never schedule.
+        """
+        raise NotImplementedError
+
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` the cloud's kubelet configuration reserves (``kube-reserved`` plus
+        ``system-reserved``) on a node of this machine."""
+        raise NotImplementedError
+
+    def allocatable(self, host: catalog.HostShape) -> CpuMemory:
+        """``(millicores, MiB)`` a node of this machine offers pods: capacity minus what the cloud reserves
+        and the hard eviction threshold."""
+        cpu, memory = self.capacity(host)
+        reserved_cpu, reserved_memory = self.kube_reserved(host)
+        return cpu - reserved_cpu, memory - reserved_memory - self.eviction_hard_mib
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        raise NotImplementedError
+
+    def stack_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        """Labels the library sets on every node of the pool (the caller's labels last)."""
+        labels = dict(self.accelerator_labels(pool.family, pool.dra))
+        if pool.compute_class and self.compute_class_on_nodes:
+            labels[w.GKE_COMPUTE_CLASS] = pool.compute_class
+        if pool.on_demand_fallback:
+            labels[w.ON_DEMAND_FALLBACK] = "true"
+        labels.update(pool.labels)
+        return labels
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        raise NotImplementedError
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        raise NotImplementedError
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        raise NotImplementedError
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        raise NotImplementedError
+
+    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
+        """The ``nodeSelector`` that steers a workload's pods (and the autoscaler) to its pools."""
+        raise NotImplementedError
+
+    def implied_tolerations(self, node_selector: Mapping[str, str]) -> list[dict[str, str]]:
+        """Tolerations the cloud adds to a pod by itself (GKE: a selected compute class's taint)."""
+        return []
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        """Device plugins the cloud itself runs on such nodes (descriptions; empty: none)."""
+        return []
+
+    def library_installs_gpu_driver(self, dra: bool) -> bool:
+        """Whether the NVIDIA driver of a GPU pool must be installed by the library (not the cloud)."""
+        return False
+
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        """(errors, warnings) about the stack's zones against the region and the recorded offerings."""
+        return [], []
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        """Problems with a pool's machine(s) for its accelerator, as (argument, message)."""
+        raise NotImplementedError
+
+    def unrecorded_machine(self, machine: str) -> str | None:
+        """Why a machine outside the accelerator catalog (a system pool's) is not one the cloud has, as far as
+        recorded, or None (also where nothing is recorded)."""
+        return None
+
+
+def machines_hint(shapes: Mapping[str, catalog.MachineShape], accelerator_type: str, count: int,
+                  attachable: Mapping[str, tuple[str, tuple[int, ...]]] | None = None) -> str:
+    """Which machines of the catalog fit: those with ``count`` x ``accelerator_type``, else any count of it."""
+    exact = catalog.machines_for(shapes, accelerator_type, count, attachable)
+    if exact:
+        return f"machines with {count} x {accelerator_type}: {', '.join(exact)}"
+    other = catalog.machines_for(shapes, accelerator_type, None, attachable)
+    if other:
+        counts = sorted({s.count for s in shapes.values() if s.accelerator == accelerator_type})
+        return (f"no machine carries {count} x {accelerator_type}; machines for {accelerator_type} "
+                f"(counts {', '.join(map(str, counts))}): {', '.join(other)}")
+    return f"no machine of this cloud in the catalog carries {accelerator_type} (docs/machines.md lists them)"
+
+
+#: The kubelet's hard eviction threshold for memory on every cloud (see node_capacity).
+EVICTION_HARD_MIB = node_capacity.EVICTION_HARD_MIB
+cpu_reserved_millicores = node_capacity.cpu_reserved_millicores
+
+
+#: The registered clouds by name, in registration order (the shipped ones first).
+PROFILES: dict[str, CloudProfile] = {}
+
+
+def register(cloud: CloudProfile) -> CloudProfile:
+    """Add a cloud to the registry (again under the same name: replaced, so a re-import is harmless)."""
+    if not cloud.name:
+        raise ValueError(f"{type(cloud).__name__} has no name")
+    PROFILES[cloud.name] = cloud
+    return cloud
+
+
+def names() -> tuple[str, ...]:
+    """The names of the registered clouds."""
+    return tuple(PROFILES)
+
+
+def profile(cloud: "str | CloudProfile | Any") -> CloudProfile:
+    """The profile of a registered cloud (``"gke"``, ``"eks"``, ``"aks"``, or one registered later); any
+    other name raises :class:`UnknownCloudError`."""
+    if isinstance(cloud, CloudProfile):
+        return cloud
+    found = PROFILES.get(str(getattr(cloud, "value", cloud)))
+    if found is None:
+        raise UnknownCloudError(cloud, names())
+    return found
+
+
+def part(cloud: "str | CloudProfile", area: str) -> Any:
+    """The module that holds a cloud's share of an area of the project (``"stacks"``, ``"preflight"``, ...).
+
+    A profile names its modules in :attr:`CloudProfile.parts`; an area it does not name is looked up by
+    the house rule, the module ``<area>.<cloud>`` (``stacks.gke``). Raises :class:`UnknownCloudError` for an
+    unknown cloud and ``ModuleNotFoundError`` when the cloud has no module for the area.
+    """
+    found = profile(cloud)
+    return importlib.import_module(found.parts.get(area) or f"{area}.{found.name}")
+
+
+#: The clouds the project ships, each the folder of the same name beside this file. A new cloud adds its
+#: folder and its name here.
+SHIPPED_CLOUDS = ("gke", "eks", "aks")
+
+for _name in SHIPPED_CLOUDS:
+    importlib.import_module(f"{__name__}.{_name}")
+del _name
+
+
+def __getattr__(attribute: str) -> Any:
+    if attribute == "CLOUDS":  # the registered names, read when asked (a cloud may register later)
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")

@@ -1,0 +1,119 @@
+"""EKS: Amazon Elastic Kubernetes Service's profile (managed node groups, priority expander)."""
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ... import catalog, node_capacity, zones
+from ... import wiring_keys as w
+from ...node_selection import NodeTaint
+from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+
+if TYPE_CHECKING:
+    from ...wiring_keys import PoolSpec
+
+AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
+AWS_LB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+AWS_LB_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+
+
+class Eks(CloudProfile):
+    name, title = "eks", "EKS"
+    families = ("gpu",)
+    fallback_mechanism = "Cluster Autoscaler priority expander"
+    # The upstream autoscaler cannot describe the DRA devices of a node group with no nodes on AWS.
+    dra_scales_from_zero = False
+    compute_class_on_nodes = False
+    nvidia_driver_root = None  # the AL2023 NVIDIA AMI has the driver on the host
+    critical_pods_need_quota = False
+    nvidia_dra_quota_by_default = True  # seed 004 creates the quota on EKS
+    pool_machine_argument = "instance_types"
+    # docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html: managed node groups label their nodes.
+    node_pool_label = "eks.amazonaws.com/nodegroup"
+    # docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html: a two-minute
+    # interruption notice. The node group drains the node after the notice reaches the cluster; 30 s of the
+    # two minutes are left for that and for the node's own shutdown.
+    spot_notice_seconds = 120
+    spot_pod_grace_seconds = 90
+    #: Pods per node when the catalog does not know the instance (Kubernetes' default maxPods).
+    DEFAULT_MAX_PODS = 110
+
+    def capacity(self, host: catalog.HostShape) -> CpuMemory:
+        # A share fitted below public measurements (node_capacity.eks_kernel_reserved_mib).
+        nominal = host.memory_gib * node_capacity.MIB_PER_GIB
+        return host.vcpus * 1000, int(nominal - node_capacity.eks_kernel_reserved_mib(nominal))
+
+    def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
+        # AL2023 nodeadm: 11 MiB x maxPods + 255 MiB (node_capacity.eks_kube_reserved_mib). maxPods is the
+        # VPC CNI's ENI figure nodeadm computes; a lower maxPods (a kubelet override, a cap) reserves less,
+        # so the estimate then errs low.
+        max_pods = host.max_pods or self.DEFAULT_MAX_PODS
+        return cpu_reserved_millicores(host.vcpus), node_capacity.eks_kube_reserved_mib(max_pods)
+
+    #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
+    AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
+
+    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
+        if family != "gpu":
+            return {}
+        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true"} if dra else {w.GPU_PRESENT: "true"}
+
+    def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        return [NodeTaint(w.GPU_TAINT_KEY, "true", "NoSchedule")] if pool.family == "gpu" else []
+
+    def added_labels(self, pool: "PoolSpec") -> dict[str, str]:
+        return {w.EKS_NODEGROUP: pool.name, w.EKS_CAPACITY_TYPE: "SPOT" if pool.spot else "ON_DEMAND"}
+
+    def added_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
+        return []
+
+    def load_balancer_annotations(self, public: bool) -> dict[str, str]:
+        # ``aws-load-balancer-type``/``-scheme`` are read by the AWS Load Balancer Controller,
+        # ``aws-load-balancer-internal`` by the cloud provider's own service controller.
+        if public:
+            return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internet-facing"}
+        return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internal", AWS_LB_INTERNAL: "true"}
+
+    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
+        # The labels the library sets on every pool the claim can use (nvidia.com/gpu.dra=true and the
+        # caller's shared labels) keep pods and the Cluster Autoscaler off CPU and device-plugin groups.
+        if not pools:
+            return None
+        common = self.stack_labels(pools[0])
+        for pool in pools[1:]:
+            labels = self.stack_labels(pool)
+            common = {k: v for k, v in common.items() if labels.get(k) == v}
+        return common or None
+
+    def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
+                                image_type: str | None = None) -> list[str]:
+        if family == "gpu" and image_type in self.AMIS_WITH_DEVICE_PLUGIN:
+            return [f"the NVIDIA device plugin built into {image_type} nodes"]
+        return []
+
+    def zone_findings(self, location: str, zoned: "zones.Zoned",
+                      pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
+        return zones.ec2_findings(location, zoned, pools)
+
+    def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
+                          machine_types: Sequence[str], topology: str | None = None) -> Issues:
+        if family not in self.families:
+            return [("accelerator_type", "TPUs are only available on GKE")]
+        if not machine_types:
+            return [("instance_types", "required on EKS: one or more instance types; "
+                                       f"{machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}")]
+        issues: Issues = []
+        for i, itype in enumerate(machine_types):
+            shape = catalog.eks_instance_shape(itype)
+            if shape is None:
+                known = catalog.natural_sorted(s for s, m in catalog.EKS_INSTANCES.items() if m.accelerator == accelerator_type)
+                issues.append((f"instance_types[{i}]", f"unknown GPU instance type {itype!r}; for "
+                                                       f"{accelerator_type}: {', '.join(known) or 'none'}"))
+            elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
+                issues.append((f"instance_types[{i}]",
+                               f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
+                               f"{accelerator_count} x {accelerator_type}; all instance types of a group must match; "
+                               f"{machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}"))
+        return issues
+
+
+PROFILE = register(Eks())
