@@ -20,9 +20,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_fungibility.clouds import SHIPPED_CLOUDS
+
 ROOT = Path(__file__).resolve().parents[1]
-#: The clouds the scan looks for (the names the shipped clouds register under).
-CLOUD_NAMES = ("gke", "eks", "aks")
+#: The clouds the scan looks for: the names the shipped clouds register under.
+CLOUD_NAMES = SHIPPED_CLOUDS
 #: Folders that are not the project's shared code: tests, generated or vendored trees, build outputs.
 SKIPPED_PARTS = frozenset({"tests", "build", "bench", ".venv", "node_modules", "__pycache__", ".engine-cache",
                            "egg-info", "examples", "input_files", "output_files", ".git"})
