@@ -14,13 +14,30 @@ import ipaddress
 import re
 from typing import Annotated, Literal
 
-from gpu_fungibility import catalog, pins
+from gpu_fungibility import catalog, clouds, pins
 from gpu_fungibility.support_calendar import effective_minor
 from gpu_fungibility.versions import DEFAULT_KUBERNETES_VERSION, minor_version
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-Cloud = Literal["gke", "eks", "aks"]
+
+def registered_clouds_text(names: tuple[str, ...]) -> str:
+    """``'gke', 'eks' or 'aks'``: the registered clouds, as an unknown cloud's message lists them."""
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _registered_cloud(value: object) -> object:
+    """A cloud of the registry (:func:`gpu_fungibility.clouds.names`), read when the config is parsed: a cloud
+    registered after this module was imported (a fork's, a test's) is accepted like the shipped ones."""
+    names = clouds.names()
+    if isinstance(value, str) and value in names:
+        return value
+    raise ValueError(f"Input should be {registered_clouds_text(names)}")
+
+
+#: ``cluster.cloud``: the name of a registered cloud.
+Cloud = Annotated[str, BeforeValidator(_registered_cloud)]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 

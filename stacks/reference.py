@@ -11,14 +11,22 @@ import types
 import typing
 from typing import Any
 
+from gpu_fungibility import clouds
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from stacks.config import HelmChart, StackConfig
 
+
+def _registered_clouds() -> str:
+    """The registered clouds as the meaning column lists them (`` `gke`, `eks` or `aks` ``), read when the
+    table is made."""
+    quoted = [f"`{name}`" for name in clouds.names()]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 DESCRIPTIONS = {
     "cluster": "the cluster itself",
-    "cluster.cloud": "`gke`, `eks` or `aks`",
     "cluster.name": "cluster name (DNS label)",
     "cluster.location": "GKE region or zone / AWS region / Azure region",
     "cluster.zones": "zones for nodes (GKE node locations / EKS subnets / AKS zones `\"1\"`-`\"3\"`)",
@@ -118,6 +126,9 @@ DESCRIPTIONS = {
     "hfToken": "Hugging Face token; must be a secret (`pulumi config set --secret hfToken ...`)",
 }
 
+#: Rows whose type and meaning come from the cloud registry, not the model.
+FROM_REGISTRY = {"cluster.cloud": (lambda: " \\| ".join(clouds.names()), _registered_clouds)}
+
 #: Keys whose sub-models are summarised in one row.
 COLLAPSED = {"drivers.nvidiaDra", "drivers.tpuDra", "drivers.nvidiaDevicePlugin", "drivers.clusterAutoscaler",
              "workloads.<name>.mig", "nodePools.<pool>.taints", "workloads.<name>.deviceTolerations",
@@ -179,6 +190,10 @@ def rows(model: type[BaseModel] = StackConfig, prefix: str = "") -> list[tuple[s
             continue
         if isinstance(inner, type) and issubclass(inner, BaseModel) and path not in COLLAPSED:
             out.extend(rows(inner, path))
+            continue
+        if path in FROM_REGISTRY:
+            type_text, meaning = FROM_REGISTRY[path]
+            out.append((path, type_text(), _default(field), meaning()))
             continue
         out.append((path, _type_name(field.annotation), _default(field), DESCRIPTIONS.get(path, "")))
     return out
