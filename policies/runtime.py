@@ -28,7 +28,7 @@ Three more things the runtime repeats, done once here (each keeps what a policy 
 And one thing the runtime does not offer: answering many ``Analyze`` requests in one call. The Analyzer
 service has one call per resource, and each costs the Python gRPC server and client about half a millisecond
 of CPU, several times what the pack's resource policies take. :func:`install` adds a second service beside
-the Analyzer one, ``gpu_fungibility.policy.AnalyzerBatch/Analyze`` (:data:`BATCH_METHOD`): its request is
+the Analyzer one, ``gpu_fungibility.policy.AnalyzerBatch/Analyze`` (:mod:`policies.wire`): its request is
 ``AnalyzeRequest`` messages framed one after the other (protobuf field 1, length-delimited, as a ``repeated``
 field is encoded), each handed to the servicer's own ``Analyze`` exactly as a single call would hand it; its
 reply is, in the same order, each ``AnalyzeResponse`` (field 1) or the error that request raised (field 2, text,
@@ -47,6 +47,8 @@ import math
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from .wire import BATCH_SERVICE, ERROR_FIELD, REPLY_FIELD, frame, read_frames
 
 _calls = threading.local()
 _MARK = "_gpu_fungibility_shared_decoding"
@@ -441,56 +443,6 @@ def _validate(runtime: Any, servicer: Any, policy: Any, args: Any, report: Any, 
         response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=exc.reason or ""))
 
 
-#: The batch call beside the Analyzer service (see the module's docstring).
-BATCH_SERVICE = "gpu_fungibility.policy.AnalyzerBatch"
-BATCH_METHOD = f"/{BATCH_SERVICE}/Analyze"
-
-
-def frame(field_number: int, payload: bytes) -> bytes:
-    """A length-delimited protobuf field: its key, the payload's length (varint), the payload."""
-    return varint(field_number << 3 | 2) + varint(len(payload)) + payload
-
-
-def varint(value: int) -> bytes:
-    """``value`` as a protobuf varint."""
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def read_frames(data: bytes) -> list[tuple[int, bytes]]:
-    """The (field number, payload) of each length-delimited field of ``data``; ValueError when malformed."""
-    found = []
-    position, end = 0, len(data)
-    while position < end:
-        key, position = _read_varint(data, position)
-        length, position = _read_varint(data, position)
-        if key & 7 != 2 or position + length > end:
-            raise ValueError(f"not a length-delimited field at byte {position}")
-        found.append((key >> 3, data[position:position + length]))
-        position += length
-    return found
-
-
-def _read_varint(data: bytes, position: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if position >= len(data) or shift > 63:
-            raise ValueError("a varint runs past the message")
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
-
-
 def analyze_batch(servicer: Any, data: bytes, context: Any) -> bytes:
     """The batch call: each framed ``AnalyzeRequest`` through ``servicer.Analyze``, in order (see the module)."""
     import sys
@@ -504,9 +456,9 @@ def analyze_batch(servicer: Any, data: bytes, context: Any) -> bytes:
             reply = servicer.Analyze(analyzer_pb2.AnalyzeRequest.FromString(payload), context)
         except Exception as exc:  # as the gRPC server does for one call: the traceback on stderr, the text back
             traceback.print_exc(file=sys.stderr)
-            replies.append(frame(2, f"Exception calling application: {exc}".encode(errors="replace")))
+            replies.append(frame(ERROR_FIELD, f"Exception calling application: {exc}".encode(errors="replace")))
             continue
-        replies.append(frame(1, reply.SerializeToString()))
+        replies.append(frame(REPLY_FIELD, reply.SerializeToString()))
     return b"".join(replies)
 
 

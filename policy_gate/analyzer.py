@@ -25,7 +25,7 @@ import grpc
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from policies.runtime import BATCH_METHOD, frame, read_frames
+from policies.wire import BATCH_METHOD, ERROR_FIELD, REPLY_FIELD, frame, read_frames
 from policy_gate.plan import PlanResource, name_of, type_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ class PolicyPackProcess:
             self.analyze_stack_encoded = self.channel.unary_unary(
                 _ANALYZE_STACK, request_serializer=bytes,
                 response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
-            # Many Analyze requests in one call, when the pack serves it (policies/runtime.py, BATCH_METHOD).
+            # Many Analyze requests in one call, when the pack serves it (policies/wire.py, BATCH_METHOD).
             self.analyze_batch = self.channel.unary_unary(BATCH_METHOD, request_serializer=bytes,
                                                           response_deserializer=bytes)
             self._batches: bool | None = None
@@ -288,7 +288,7 @@ def encode_provider(reference: str, providers: Mapping[str, PlanResource]) -> by
 
 
 def batch_request(requests: Iterable[bytes]) -> bytes:
-    """The batch call's request: each AnalyzeRequest framed as field 1 (policies/runtime.py, BATCH_METHOD)."""
+    """The batch call's request: each AnalyzeRequest framed as field 1 (policies/wire.py, BATCH_METHOD)."""
     return b"".join(frame(1, request) for request in requests)
 
 
@@ -298,9 +298,9 @@ def batch_replies(data: bytes, count: int) -> list[analyzer_pb2.AnalyzeResponse 
         items = read_frames(data)
     except ValueError as exc:
         raise AnalyzerError(f"the policy pack's batch reply is malformed: {exc}") from None
-    if len(items) != count or any(number not in (1, 2) for number, _ in items):
+    if len(items) != count or any(number not in (REPLY_FIELD, ERROR_FIELD) for number, _ in items):
         raise AnalyzerError(f"the policy pack answered {len(items)} of {count} batched requests")
-    return [analyzer_pb2.AnalyzeResponse.FromString(payload) if number == 1 else payload.decode(errors="replace")
+    return [analyzer_pb2.AnalyzeResponse.FromString(payload) if number == REPLY_FIELD else payload.decode(errors="replace")
             for number, payload in items]
 
 

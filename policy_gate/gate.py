@@ -9,7 +9,7 @@ At scale (docs/policies.md, "The gate over large previews"): the plan is
 streamed into a spool of requests encoded once, and each resource's ``Analyze``
 goes out while the plan is still read, pipelined over one pack process per
 ``RESOURCES_PER_JOB`` resources (at most ``jobs``), ``BATCH`` resources per call
-to a pack that serves this project's batch call (policies/runtime.py), one per
+to a pack that serves this project's batch call (policies/wire.py), one per
 call to any other. ``AnalyzeStack`` runs over one message read from the spool:
 for a large stack on a process kept for it, sent as soon as the plan is read;
 for a small one shared among the processes (one call each). A failed call is
@@ -167,7 +167,7 @@ DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 RESOURCES_PER_JOB = 2000
 #: Analyze calls in flight per pack process: the next request is on the wire while the pack works.
 WINDOW = 16
-#: Resources per batch call, for a pack that serves it (policies/runtime.py, BATCH_METHOD): one gRPC call
+#: Resources per batch call, for a pack that serves it (policies/wire.py, BATCH_METHOD): one gRPC call
 #: costs the client and the server about half a millisecond of CPU, more than most resources' policies.
 BATCH = 64
 #: Batch calls in flight per pack process.
@@ -408,7 +408,7 @@ def _provider_urn(reference: str) -> str:
 
 
 def _varint(value: int) -> bytes:
-    from policies.runtime import varint
+    from policies.wire import varint
 
     return varint(value)
 

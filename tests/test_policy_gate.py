@@ -198,3 +198,13 @@ def test_values_unknown_in_a_real_preview_give_advisories_not_verdicts(pack):
     assert result.violations and all(v.level == "advisory" for v in result.violations)
     assert all("can't run policy" in v.message and "during preview" in v.message for v in result.violations)
     assert "dra-pool-served" in {v.policy for v in result.violations}
+
+
+def test_the_gate_loads_neither_the_policy_runtime_nor_its_patch():
+    """The gate shares only the batch call's framing with the pack (policies/wire.py): starting it loads
+    neither pulumi-policy nor policies/runtime.py, which patches pulumi-policy's private internals."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, policy_gate, policy_gate.analyzer, policy_gate.gate, policy_gate.__main__;"
+         "print(sorted(m for m in sys.modules if m.startswith(('policies', 'pulumi_policy'))))"],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=HANG_GUARD_SECONDS).stdout
+    assert loaded.strip() == "['policies', 'policies.wire']"
