@@ -36,27 +36,28 @@ import yaml
 from gpu_fungibility import clouds, mig_geometry
 from gpu_fungibility.catalog import GPUS
 from gpu_fungibility.device_selectors import MIG_DEVICE_CLASS, MIG_PARENT_ATTRIBUTE
-from gpu_fungibility.node_selection import PodPlacement, evaluate
+from gpu_fungibility.node_selection import evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from .. import facts
 from ..cel import compile_error
 from ..stack_view import AKS_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from ..unknowns import Pending, dig_known, has_unknown, is_unknown, unknown_paths
-from .common import note_unknown_pod_specs, pod_spec
+from .common import (
+    claim_alternatives,
+    claim_requests,
+    claims_of,
+    note_unknown_pod_specs,
+    pod_placement,
+    pool_for,
+    workloads,
+)
 
 MAX_SUBREQUESTS = 8
 #: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation holds.
 MAX_DEVICES_PER_CLAIM = 32
 ALLOCATION_MODES = ("ExactCount", "All")
 PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
-
-
-def claim_requests(res: Res) -> list[Mapping[str, Any]]:
-    """The DeviceRequests of a ResourceClaim (``spec.devices``) or template (``spec.spec.devices``)."""
-    path = ("spec", "spec", "devices", "requests") if res.kind == "ResourceClaimTemplate" or res.type.endswith(
-        ":ResourceClaimTemplate") else ("spec", "devices", "requests")
-    return [r for r in dig(res.props, *path, default=[]) or [] if isinstance(r, Mapping)]
 
 
 def _selector_expressions(selectors: Any) -> Iterator[str]:
@@ -215,33 +216,6 @@ def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViol
 # ---- claim-follows-compute-class -------------------------------------------------------
 
 
-def _workloads(view: StackView) -> Iterator[tuple[Res, Mapping[str, Any]]]:
-    for res in view.kubernetes():
-        if res.type.rsplit(":", 1)[-1] in WORKLOAD_KINDS:
-            spec = pod_spec(res)
-            if spec is not None:
-                yield res, spec
-
-
-def _claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[Res]:
-    """The claim objects (templates or shared claims) a pod spec references, when the stack creates them."""
-    namespace = view.namespace_of(workload)
-    found: list[Res] = []
-    if is_unknown(namespace) or not isinstance(spec.get("resourceClaims") or [], list):
-        return found  # the rules name such a workload as not judged
-    for ref in spec.get("resourceClaims") or []:
-        if not isinstance(ref, Mapping):
-            continue
-        if ref.get("resourceClaimTemplateName"):
-            kind, name = "ResourceClaimTemplate", ref["resourceClaimTemplateName"]
-        elif ref.get("resourceClaimName"):
-            kind, name = "ResourceClaim", ref["resourceClaimName"]
-        else:
-            continue
-        found.extend(view.k8s_named(kind, namespace, str(name)))
-    return found
-
-
 def _compute_class_of(spec: Mapping[str, Any]) -> str | None:
     """The compute class a pod spec selects (callers check its placement is known first)."""
     selected = dig(spec, "nodeSelector", facts.GKE_COMPUTE_CLASS)
@@ -260,18 +234,6 @@ def _compute_class_of(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _alternatives(claim: Res) -> list[tuple[str, list[str]]]:
-    """(request name, [subrequest names]) for each request; ``exactly`` counts as one unnamed alternative."""
-    result = []
-    for request in claim_requests(claim):
-        if request.get("firstAvailable") is not None:
-            names = [str(s.get("name")) for s in request["firstAvailable"] or [] if isinstance(s, Mapping)]
-        else:
-            names = []
-        result.append((str(request.get("name") or "<unnamed>"), names))
-    return result
-
-
 def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
     classes_unknown = view.note_unknown(pending, "ComputeClass")
@@ -288,7 +250,7 @@ def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pen
             if pool not in pool_names:
                 report_violation(f"ComputeClass {name} lists node pool {pool}, which the stack does not create",
                                  compute_class.urn)
-    for workload, spec in _workloads(view):
+    for workload, spec in workloads(view):
         class_name = _compute_class_of(spec)
         if class_name and is_unknown(class_name) or has_unknown([spec.get("nodeSelector"), spec.get("affinity")]):
             pending.add("the compute class its pods select", f"{workload.title} ({workload.urn})")
@@ -306,11 +268,11 @@ def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pen
         if has_unknown(compute_class.props.get("spec")):
             continue
         expected = _class_pools(compute_class)
-        for claim in _claims_of(view, workload, spec):
+        for claim in claims_of(view, workload, spec):
             if has_unknown(claim_requests(claim)):
                 pending.add("its device requests", f"{claim.title} ({claim.urn})")
                 continue
-            for request, names in _alternatives(claim):
+            for request, names in claim_alternatives(claim):
                 if names == expected or (not names and len(expected) <= 1):
                     continue
                 got = names or ["a single `exactly` alternative"]
@@ -362,14 +324,6 @@ def _node_group_priority(pool: Pool, priorities: list[tuple[int, str]]) -> int |
     return max(matched) if matched else None
 
 
-def _pool_for(alternative: str, pools: list[Pool]) -> Pool | None:
-    exact = [p for p in pools if alternative in (p.pool_name, p.resource_name)]
-    if exact:
-        return exact[0]
-    suffixed = [p for p in pools if p.pool_name.endswith(f"-{alternative}") or p.resource_name.endswith(f"-{alternative}")]
-    return suffixed[0] if len(suffixed) == 1 else None
-
-
 def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     configmaps = [c for c in view.k8s("ConfigMap") if c.k8s_name == PRIORITY_EXPANDER_CONFIGMAP]
     configmaps_unknown = view.note_unknown(pending, "ConfigMap") or any(
@@ -388,12 +342,12 @@ def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pen
     if configmaps and has_unknown(configmaps[0].props.get("data")):
         pending.add("data.priorities", f"{configmaps[0].title} ({configmaps[0].urn})")
         return
-    for workload, spec in _workloads(view):
-        for claim in _claims_of(view, workload, spec):
+    for workload, spec in workloads(view):
+        for claim in claims_of(view, workload, spec):
             if has_unknown(claim_requests(claim)):
                 pending.add("its device requests", f"{claim.title} ({claim.urn})")
                 continue
-            for request, names in _alternatives(claim):
+            for request, names in claim_alternatives(claim):
                 if len(names) < 2:
                     continue
                 where = f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request}"
@@ -412,7 +366,7 @@ def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pen
                     continue
                 ranked: list[tuple[str, int | None]] = []
                 for alternative in names:
-                    pool = _pool_for(alternative, gpu_pools)
+                    pool = pool_for(alternative, gpu_pools)
                     if pool is None:
                         report_violation(f"{where}: alternative {alternative} names no node group in the stack",
                                          workload.urn)
@@ -444,14 +398,6 @@ def _aks_checks(view: StackView, report_violation: ReportViolation, pending: Pen
     _eks_checks(view, report_violation, pending)
 
 
-def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
-    """A workload pod's placement, with the toleration GKE adds to pods that select a compute class."""
-    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
-    if cloud is not None:
-        tolerations += clouds.profile(cloud).implied_tolerations(spec.get("nodeSelector") or {})
-    return PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), tolerations, daemon=False)
-
-
 def _claim_device_classes(claim: Res) -> set[str]:
     classes = set()
     for request in claim_requests(claim):
@@ -463,8 +409,8 @@ def _claim_device_classes(claim: Res) -> set[str]:
 
 def _admission_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
     """Every pool a claim alternative names admits the workload's pods; some pool admits them at all."""
-    for workload, spec in _workloads(view):
-        claims = _claims_of(view, workload, spec)
+    for workload, spec in workloads(view):
+        claims = claims_of(view, workload, spec)
         if not claims:
             continue
         unknown = has_unknown([spec.get(k) for k in ("nodeSelector", "affinity", "tolerations")])
@@ -474,8 +420,8 @@ def _admission_checks(view: StackView, report_violation: ReportViolation, pendin
         placement = pod_placement(spec, view.cloud)
         named: list[tuple[str, Pool]] = []
         for claim in claims:
-            for _, names in _alternatives(claim):
-                named.extend((n, p) for n in names if (p := _pool_for(n, view.pools)) is not None)
+            for _, names in claim_alternatives(claim):
+                named.extend((n, p) for n in names if (p := pool_for(n, view.pools)) is not None)
         where = f"{workload.kind} {workload.k8s_name}"
         for alternative, pool in named:
             verdict = evaluate(placement, pool.node_labels, pool.taints)
@@ -499,7 +445,7 @@ def validate_claim_follows_compute_class(args: StackValidationArgs, report_viola
     pending = Pending()
     view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
     note_unknown_pod_specs(view, pending)
-    for workload, spec in _workloads(view):
+    for workload, spec in workloads(view):
         if has_unknown(spec.get("resourceClaims")):
             pending.add("the claims its pods use", f"{workload.title} ({workload.urn})")
     checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}

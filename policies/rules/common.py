@@ -1,11 +1,15 @@
-"""Small helpers the rules share: pod specs of workload objects, policy config."""
+"""Small helpers the rules share: pod specs of workload objects, the claims they use and the pools a claim's
+alternatives name, policy config."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Res, StackView, dig
+from gpu_fungibility import clouds
+from gpu_fungibility.node_selection import PodPlacement
+
+from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from ..unknowns import Pending, is_unknown
 
 _POD_SPEC_PATHS = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
@@ -74,3 +78,67 @@ def containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def config_list(config: Mapping[str, Any] | None, key: str) -> list[str]:
     value = (config or {}).get(key) or []
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+
+
+def claim_requests(res: Res) -> list[Mapping[str, Any]]:
+    """The DeviceRequests of a ResourceClaim (``spec.devices``) or template (``spec.spec.devices``)."""
+    path = ("spec", "spec", "devices", "requests") if res.kind == "ResourceClaimTemplate" or res.type.endswith(
+        ":ResourceClaimTemplate") else ("spec", "devices", "requests")
+    return [r for r in dig(res.props, *path, default=[]) or [] if isinstance(r, Mapping)]
+
+
+def workloads(view: StackView) -> Iterator[tuple[Res, Mapping[str, Any]]]:
+    """Every known workload object of the stack with its pod spec (those whose spec cannot be read are left out)."""
+    for res in view.kubernetes():
+        if res.type.rsplit(":", 1)[-1] in WORKLOAD_KINDS:
+            spec = pod_spec(res)
+            if spec is not None:
+                yield res, spec
+
+
+def claims_of(view: StackView, workload: Res, spec: Mapping[str, Any]) -> list[Res]:
+    """The claim objects (templates or shared claims) a pod spec references, when the stack creates them."""
+    namespace = view.namespace_of(workload)
+    found: list[Res] = []
+    if is_unknown(namespace) or not isinstance(spec.get("resourceClaims") or [], list):
+        return found  # the rules name such a workload as not judged
+    for ref in spec.get("resourceClaims") or []:
+        if not isinstance(ref, Mapping):
+            continue
+        if ref.get("resourceClaimTemplateName"):
+            kind, name = "ResourceClaimTemplate", ref["resourceClaimTemplateName"]
+        elif ref.get("resourceClaimName"):
+            kind, name = "ResourceClaim", ref["resourceClaimName"]
+        else:
+            continue
+        found.extend(view.k8s_named(kind, namespace, str(name)))
+    return found
+
+
+def claim_alternatives(claim: Res) -> list[tuple[str, list[str]]]:
+    """(request name, [subrequest names]) for each request; ``exactly`` counts as one unnamed alternative."""
+    result = []
+    for request in claim_requests(claim):
+        if request.get("firstAvailable") is not None:
+            names = [str(s.get("name")) for s in request["firstAvailable"] or [] if isinstance(s, Mapping)]
+        else:
+            names = []
+        result.append((str(request.get("name") or "<unnamed>"), names))
+    return result
+
+
+def pool_for(alternative: str, pools: list[Pool]) -> Pool | None:
+    """The pool a claim alternative stands for: the one it names, else the one pool whose name ends ``-<it>``."""
+    exact = [p for p in pools if alternative in (p.pool_name, p.resource_name)]
+    if exact:
+        return exact[0]
+    suffixed = [p for p in pools if p.pool_name.endswith(f"-{alternative}") or p.resource_name.endswith(f"-{alternative}")]
+    return suffixed[0] if len(suffixed) == 1 else None
+
+
+def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
+    """A workload pod's placement, with the toleration GKE adds to pods that select a compute class."""
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
+    if cloud is not None:
+        tolerations += clouds.profile(cloud).implied_tolerations(spec.get("nodeSelector") or {})
+    return PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), tolerations, daemon=False)

@@ -26,8 +26,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import WORKLOAD_KINDS, Pool, StackView, dig
 from ..unknowns import Pending, has_unknown
-from .claims import _alternatives, _claims_of, _pool_for, _workloads
-from .common import note_unknown_pod_specs
+from .common import claim_alternatives, claims_of, note_unknown_pod_specs, pool_for, workloads
 
 
 def preferred_terms(spec: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
@@ -57,19 +56,19 @@ def preference_problems(view: StackView, pending: Pending | None = None) -> list
     if pending is not None:
         view.note_unknown(pending, *WORKLOAD_KINDS, "ResourceClaimTemplate", "ResourceClaim")
         note_unknown_pod_specs(view, pending)
-    for workload, spec in _workloads(view):
+    for workload, spec in workloads(view):
         if pending is not None and has_unknown([spec.get("affinity"), spec.get("resourceClaims")]):
             pending.add("its pods' affinity or claims", f"{workload.title} ({workload.urn})")
             continue
         terms = preferred_terms(spec)
-        for claim in _claims_of(view, workload, spec):
+        for claim in claims_of(view, workload, spec):
             if pending is not None and has_unknown(claim.props.get("spec")):
                 pending.add("its device requests", f"{claim.title} ({claim.urn})")
                 continue
-            for request, names in _alternatives(claim):
+            for request, names in claim_alternatives(claim):
                 pools: list[tuple[str, Pool]] = []
                 for name in names:
-                    pool = _pool_for(name, view.pools)
+                    pool = pool_for(name, view.pools)
                     if pool is not None and all(p.urn != pool.urn for _, p in pools):
                         pools.append((name, pool))
                 if len(pools) < 2:

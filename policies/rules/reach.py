@@ -37,8 +37,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from ..unknowns import UNKNOWN, Pending, has_unknown, is_unknown
-from .claims import _claims_of, _pool_for, _workloads, claim_requests, pod_placement
-from .common import note_unknown_pod_specs
+from .common import claim_requests, claims_of, note_unknown_pod_specs, pod_placement, pool_for, workloads
 from .placement import plugins_on
 from .support import cluster_minor
 
@@ -103,14 +102,14 @@ def _requests(view: StackView, pending: Pending | None = None) \
     if pending is not None:
         view.note_unknown(pending, *CLAIM_KINDS)
         note_unknown_pod_specs(view, pending)
-    for workload, spec in _workloads(view):
+    for workload, spec in workloads(view):
         if pending is not None and (has_unknown({k: spec.get(k) for k in _PLACEMENT_KEYS})
                                     or is_unknown(view.namespace_of(workload))):
             pending.add("its pods' placement or claims", f"{workload.title} ({workload.urn})")
             continue
         placement = pod_placement(spec, view.cloud)
         admitted = [p for p in view.accelerator_pools() if evaluate(placement, p.node_labels, p.taints).runs]
-        for claim in _claims_of(view, workload, spec):
+        for claim in claims_of(view, workload, spec):
             if pending is not None and has_unknown(claim_requests(claim)):
                 pending.add("its device requests", f"{claim.title} ({claim.urn})")
                 continue
@@ -121,7 +120,7 @@ def _requests(view: StackView, pending: Pending | None = None) \
 def _named(view: StackView, workload: Res, claim: Res, request: Mapping[str, Any]) -> list[Alternative]:
     found = []
     for rank, (label, body, subrequest) in enumerate(_bodies(request)):
-        pool = _pool_for(label.rsplit("/", 1)[-1], view.pools) if subrequest else None
+        pool = pool_for(label.rsplit("/", 1)[-1], view.pools) if subrequest else None
         if pool is not None and pool.family in ("gpu", "tpu"):
             found.append(Alternative(workload, claim, label, body, pool, named=True, rank=rank))
     return found

@@ -20,8 +20,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from ..stack_view import WORKLOAD_KINDS, Pool, StackView
 from ..unknowns import Pending, has_unknown
-from .claims import _workloads, pod_placement
-from .common import note_unknown_pod_specs
+from .common import note_unknown_pod_specs, pod_placement, workloads
 
 
 def _pod_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
@@ -58,7 +57,7 @@ def fit_problems(view: StackView, pending: Pending | None = None) -> list[tuple[
     if pending is not None:
         view.note_unknown(pending, *WORKLOAD_KINDS)
         note_unknown_pod_specs(view, pending)
-    for workload, spec in _workloads(view):
+    for workload, spec in workloads(view):
         if workload.kind == "DaemonSet" or not spec.get("resourceClaims"):
             continue
         if pending is not None and has_unknown([spec.get(k) for k in ("containers", "nodeSelector", "affinity",
