@@ -22,8 +22,9 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from . import argument_rules as rules
-from . import catalog, dra_wiring
+from . import dra_wiring
 from .base import Issues, LibraryComponent
+from .clouds.aks import machines as aks_machines
 from .node_selection import NodeTaint
 from .pool_args import (
     PoolAutoscaling,
@@ -190,7 +191,7 @@ class AksGpuNodePool(LibraryComponent):
             min_count=low,
             max_count=high,
             enable_auto_scaling=True,
-            max_pods=catalog.AKS_MAX_PODS,
+            max_pods=aks_machines.MAX_PODS,
             os_disk_size_gb=args.get("disk_size_gb", 200),
             availability_zones=list(args.get("zones") or []) or None,
             vnet_subnet_id=args.get("node_subnet_id"),
@@ -212,7 +213,7 @@ class AksGpuNodePool(LibraryComponent):
 
     @staticmethod
     def default_count(args: AksGpuNodePoolArgs) -> int:
-        shape = catalog.aks_vm_size_shape(str(args.get("vm_size") or ""))
+        shape = aks_machines.machine_shape(str(args.get("vm_size") or ""))
         return shape.count if shape else 1
 
     @classmethod

@@ -4,30 +4,21 @@ Every accelerator `type` a stack may name is looked up here; unknown types are
 configuration errors. GPU entries record what the NVIDIA DRA driver publishes in
 its ResourceSlices (``productName``, ``architecture``, ``brand``,
 ``cudaComputeCapability`` and the NVML total memory, which is *not* the
-marketing figure: an H100 80GB publishes 81559Mi). Machine/instance shapes
-record how many devices each machine carries, so a pool's ``accelerator.count``
-can be checked, and the simulator can build nodes, and the vCPUs and memory
-the cloud sells with it, so serving pods can be sized to fit (public specs:
-cloud.google.com/compute/docs/accelerator-optimized-machines,
-cloud.google.com/compute/docs/general-purpose-machines#n1_machines,
-cloud.google.com/tpu/docs/v6e, /v5e and /v5p, aws.amazon.com/ec2/instance-types/g5,
-/g6, /g6e, /g4, /p4, /p5, /p6; Compute Engine's "GB" of memory is GiB; Azure's VM size
-pages, MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/gpu-accelerated/
-nca100v4-, ncadsh100v5-, ndh100v5-, nvadsa10v5- and ncast4v3-series.md, whose memory is GiB
-as the Resource SKUs API's ``MemoryGB`` capability).
-
-tests/test_machine_catalog.py checks every shape against real data: GCE against a recorded slice of
-``gcloud compute machine-types list`` (tests/fixtures/gce_machine_types.csv), EC2 against the
-DescribeInstanceTypes data moto ships (vCPUs, memory, GPU count and model), EKS ``max_pods`` against
-the ENI figures AL2023's nodeadm uses (tests/fixtures/eks_max_pods.csv); tests/test_aks_catalog.py
-checks the AKS sizes against Azure's size tables and Resource SKUs (tests/fixtures/aks_vm_sizes.json,
-recorded by tools/record_aks_sizes.py with each source's repository, commit and path).
+marketing figure: an H100 80GB publishes 81559Mi). Machine shapes record how
+many devices each machine carries, so a pool's ``accelerator.count`` can be
+checked, and the simulator can build nodes, and the vCPUs and memory the cloud
+sells with it, so serving pods can be sized to fit. Each cloud keeps its own
+machines in its folder (``clouds/<cloud>/machines.py``, with the public specs
+each figure comes from and the test that checks it against real data); this
+module asks the registered clouds (:func:`machine_shape`, :func:`host_shape`),
+and a model is offered on the clouds with a machine that carries it
+(:func:`offering_clouds`).
 """
 
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Family = Literal["gpu", "tpu"]
 
@@ -44,13 +35,13 @@ class GpuModel:
     cuda_compute_capability: str  # semver, as the driver publishes it
     brand: str = "Nvidia"
     mig_profiles: tuple[str, ...] = ()  # GPU instance profiles (components/mig_geometry.py has their figures)
-    clouds: tuple[str, ...] = ("gke", "eks")
 
     family: Family = field(default="gpu", init=False)
 
-
-#: Clouds that offer GKE's and EKS's models and Azure's too (NCasT4_v3, ND H100 v5).
-ALL_CLOUDS = ("gke", "eks", "aks")
+    @property
+    def clouds(self) -> tuple[str, ...]:
+        """The registered clouds with a machine that carries this GPU (see :func:`offering_clouds`)."""
+        return offering_clouds(self.type)
 
 
 @dataclass(frozen=True)
@@ -60,19 +51,23 @@ class TpuModel:
     type: str  # GKE accelerator label value, e.g. tpu-v6e-slice
     generation: str  # v5e, v5p, v6e
     hbm_gib_per_chip: int
-    clouds: tuple[str, ...] = ("gke",)
 
     family: Family = field(default="tpu", init=False)
+
+    @property
+    def clouds(self) -> tuple[str, ...]:
+        """The registered clouds with a machine that carries this TPU (see :func:`offering_clouds`)."""
+        return offering_clouds(self.type)
 
 
 @dataclass(frozen=True)
 class MachineShape:
-    """A machine (GKE machine type or EC2 instance type) with fixed accelerators."""
+    """A machine (a machine type, instance type or VM size) with fixed accelerators."""
 
     name: str
     accelerator: str  # catalog type
     count: int
-    cloud: Literal["gke", "eks", "aks"]
+    cloud: str  # the registered cloud's name
     topology: str | None = None  # TPU single-host topology
     vcpus: int = 0
     memory_gib: float = 0.0
@@ -102,12 +97,12 @@ DRIVER_DEVICE_CLASSES = (*NVIDIA_DRIVER_DEVICE_CLASSES, *NVIDIA_COMPUTE_DOMAIN_D
 GPUS: dict[str, GpuModel] = {
     g.type: g
     for g in (
-        GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia", clouds=ALL_CLOUDS),
+        GpuModel("nvidia-tesla-t4", "Tesla T4", 16, 15360, "Turing", "7.5.0", brand="Nvidia"),
         GpuModel("nvidia-l4", "NVIDIA L4", 24, 23034, "Ada Lovelace", "8.9.0"),
         # NVML reports the A10G's brand as NVML_BRAND_NVIDIA_RTX (NVIDIA/k8s-device-plugin#344), which go-nvlib's
         # GetBrandAsString (pkg/nvlib/device/device.go), the DRA driver's source of the attribute, names NvidiaRTX.
-        GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", brand="NvidiaRTX", clouds=("eks",)),
-        GpuModel("nvidia-l40s", "NVIDIA L40S", 48, 46068, "Ada Lovelace", "8.9.0", clouds=("eks",)),
+        GpuModel("nvidia-a10g", "NVIDIA A10G", 24, 23028, "Ampere", "8.6.0", brand="NvidiaRTX"),
+        GpuModel("nvidia-l40s", "NVIDIA L40S", 48, 46068, "Ada Lovelace", "8.9.0"),
         GpuModel(
             "nvidia-tesla-a100",
             "NVIDIA A100-SXM4-40GB",
@@ -134,7 +129,6 @@ GPUS: dict[str, GpuModel] = {
             "Hopper",
             "9.0.0",
             mig_profiles=("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-            clouds=ALL_CLOUDS,
         ),
         # Azure's PCIe and NVL parts (NC A100 v4 "Nvidia PCIe A100 GPU (80GB)", NCads H100 v5 "Nvidia PCIe
         # H100 GPU (94GB)", NVadsA10 v5 "Nvidia A10 GPU (24GB)"): NVML names them apart from the SXM parts,
@@ -148,12 +142,11 @@ GPUS: dict[str, GpuModel] = {
             "Ampere",
             "8.0.0",
             mig_profiles=("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-            clouds=("aks",),
         ),
         GpuModel("nvidia-h100-nvl", "NVIDIA H100 NVL", 94, 95830, "Hopper", "9.0.0",
                  mig_profiles=("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb",
-                               "7g.94gb"), clouds=("aks",)),
-        GpuModel("nvidia-a10", "NVIDIA A10", 24, 23028, "Ampere", "8.6.0", clouds=("aks",)),
+                               "7g.94gb")),
+        GpuModel("nvidia-a10", "NVIDIA A10", 24, 23028, "Ampere", "8.6.0"),
         GpuModel(
             "nvidia-h200-141gb",
             "NVIDIA H200",
@@ -177,112 +170,9 @@ TPUS: dict[str, TpuModel] = {
 }
 
 
-def _shapes(*shapes: MachineShape) -> dict[str, MachineShape]:
-    return {s.name: s for s in shapes}
-
-
-GKE_MACHINES: dict[str, MachineShape] = _shapes(
-    MachineShape("a2-highgpu-1g", "nvidia-tesla-a100", 1, "gke", vcpus=12, memory_gib=85),
-    MachineShape("a2-highgpu-2g", "nvidia-tesla-a100", 2, "gke", vcpus=24, memory_gib=170),
-    MachineShape("a2-highgpu-4g", "nvidia-tesla-a100", 4, "gke", vcpus=48, memory_gib=340),
-    MachineShape("a2-highgpu-8g", "nvidia-tesla-a100", 8, "gke", vcpus=96, memory_gib=680),
-    MachineShape("a2-megagpu-16g", "nvidia-tesla-a100", 16, "gke", vcpus=96, memory_gib=1360),
-    MachineShape("a2-ultragpu-1g", "nvidia-a100-80gb", 1, "gke", vcpus=12, memory_gib=170),
-    MachineShape("a2-ultragpu-2g", "nvidia-a100-80gb", 2, "gke", vcpus=24, memory_gib=340),
-    MachineShape("a2-ultragpu-4g", "nvidia-a100-80gb", 4, "gke", vcpus=48, memory_gib=680),
-    MachineShape("a2-ultragpu-8g", "nvidia-a100-80gb", 8, "gke", vcpus=96, memory_gib=1360),
-    MachineShape("a3-highgpu-1g", "nvidia-h100-80gb", 1, "gke", vcpus=26, memory_gib=234),
-    MachineShape("a3-highgpu-2g", "nvidia-h100-80gb", 2, "gke", vcpus=52, memory_gib=468),
-    MachineShape("a3-highgpu-4g", "nvidia-h100-80gb", 4, "gke", vcpus=104, memory_gib=936),
-    MachineShape("a3-highgpu-8g", "nvidia-h100-80gb", 8, "gke", vcpus=208, memory_gib=1872),
-    MachineShape("a3-ultragpu-8g", "nvidia-h200-141gb", 8, "gke", vcpus=224, memory_gib=2952),
-    MachineShape("a4-highgpu-8g", "nvidia-b200", 8, "gke", vcpus=224, memory_gib=3968),
-    MachineShape("g2-standard-4", "nvidia-l4", 1, "gke", vcpus=4, memory_gib=16),
-    MachineShape("g2-standard-8", "nvidia-l4", 1, "gke", vcpus=8, memory_gib=32),
-    MachineShape("g2-standard-12", "nvidia-l4", 1, "gke", vcpus=12, memory_gib=48),
-    MachineShape("g2-standard-16", "nvidia-l4", 1, "gke", vcpus=16, memory_gib=64),
-    MachineShape("g2-standard-24", "nvidia-l4", 2, "gke", vcpus=24, memory_gib=96),
-    MachineShape("g2-standard-32", "nvidia-l4", 1, "gke", vcpus=32, memory_gib=128),
-    MachineShape("g2-standard-48", "nvidia-l4", 4, "gke", vcpus=48, memory_gib=192),
-    MachineShape("g2-standard-96", "nvidia-l4", 8, "gke", vcpus=96, memory_gib=384),
-    MachineShape("ct5lp-hightpu-1t", "tpu-v5-lite-podslice", 1, "gke", "1x1", vcpus=24, memory_gib=48),
-    MachineShape("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", 4, "gke", "2x2", vcpus=112, memory_gib=192),
-    MachineShape("ct5lp-hightpu-8t", "tpu-v5-lite-podslice", 8, "gke", "2x4", vcpus=224, memory_gib=384),
-    MachineShape("ct5p-hightpu-4t", "tpu-v5p-slice", 4, "gke", "2x2x1", vcpus=208, memory_gib=448),
-    MachineShape("ct6e-standard-1t", "tpu-v6e-slice", 1, "gke", "1x1", vcpus=44, memory_gib=176),
-    MachineShape("ct6e-standard-4t", "tpu-v6e-slice", 4, "gke", "2x2", vcpus=180, memory_gib=720),
-    MachineShape("ct6e-standard-8t", "tpu-v6e-slice", 8, "gke", "2x4", vcpus=360, memory_gib=1440),
-)
-
-# T4 attaches to general-purpose N1 machines in counts of 1, 2 or 4.
-ATTACHABLE_GPUS: dict[str, tuple[str, tuple[int, ...]]] = {
-    "n1-": ("nvidia-tesla-t4", (1, 2, 4)),
-}
-
-#: N1 machine types: n1-<kind>-<vCPUs>, memory GiB per vCPU by kind, and the sizes each kind comes in
-#: (there is no n1-highmem-1 or n1-highcpu-1); checked against `gcloud compute machine-types list` in
-#: tests/test_machine_catalog.py.
-N1_MEMORY_PER_VCPU = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
-N1_VCPUS = (1, 2, 4, 8, 16, 32, 64, 96)
-N1_VCPUS_BY_KIND = {"standard": N1_VCPUS, "highmem": N1_VCPUS[1:], "highcpu": N1_VCPUS[1:]}
-
-EKS_INSTANCES: dict[str, MachineShape] = _shapes(
-    MachineShape("g4dn.xlarge", "nvidia-tesla-t4", 1, "eks", vcpus=4, memory_gib=16, max_pods=29),
-    MachineShape("g4dn.2xlarge", "nvidia-tesla-t4", 1, "eks", vcpus=8, memory_gib=32, max_pods=29),
-    MachineShape("g4dn.12xlarge", "nvidia-tesla-t4", 4, "eks", vcpus=48, memory_gib=192, max_pods=234),
-    MachineShape("g5.xlarge", "nvidia-a10g", 1, "eks", vcpus=4, memory_gib=16, max_pods=58),
-    MachineShape("g5.2xlarge", "nvidia-a10g", 1, "eks", vcpus=8, memory_gib=32, max_pods=58),
-    MachineShape("g5.4xlarge", "nvidia-a10g", 1, "eks", vcpus=16, memory_gib=64, max_pods=234),
-    MachineShape("g5.12xlarge", "nvidia-a10g", 4, "eks", vcpus=48, memory_gib=192, max_pods=737),
-    MachineShape("g5.24xlarge", "nvidia-a10g", 4, "eks", vcpus=96, memory_gib=384, max_pods=737),
-    MachineShape("g5.48xlarge", "nvidia-a10g", 8, "eks", vcpus=192, memory_gib=768, max_pods=345),
-    MachineShape("g6.xlarge", "nvidia-l4", 1, "eks", vcpus=4, memory_gib=16, max_pods=58),
-    MachineShape("g6.2xlarge", "nvidia-l4", 1, "eks", vcpus=8, memory_gib=32, max_pods=58),
-    MachineShape("g6.12xlarge", "nvidia-l4", 4, "eks", vcpus=48, memory_gib=192, max_pods=234),
-    MachineShape("g6.48xlarge", "nvidia-l4", 8, "eks", vcpus=192, memory_gib=768, max_pods=737),
-    MachineShape("g6e.xlarge", "nvidia-l40s", 1, "eks", vcpus=4, memory_gib=32, max_pods=58),
-    MachineShape("g6e.2xlarge", "nvidia-l40s", 1, "eks", vcpus=8, memory_gib=64, max_pods=58),
-    MachineShape("g6e.12xlarge", "nvidia-l40s", 4, "eks", vcpus=48, memory_gib=384, max_pods=292),
-    MachineShape("g6e.48xlarge", "nvidia-l40s", 8, "eks", vcpus=192, memory_gib=1536, max_pods=492),
-    MachineShape("p4d.24xlarge", "nvidia-tesla-a100", 8, "eks", vcpus=96, memory_gib=1152, max_pods=737),
-    MachineShape("p4de.24xlarge", "nvidia-a100-80gb", 8, "eks", vcpus=96, memory_gib=1152, max_pods=737),
-    MachineShape("p5.48xlarge", "nvidia-h100-80gb", 8, "eks", vcpus=192, memory_gib=2048, max_pods=100),
-    MachineShape("p5e.48xlarge", "nvidia-h200-141gb", 8, "eks", vcpus=192, memory_gib=2048, max_pods=100),
-    MachineShape("p6-b200.48xlarge", "nvidia-b200", 8, "eks", vcpus=192, memory_gib=2048, max_pods=198),
-)
-
-
-#: Pods per AKS node: the library sets ``maxPods`` on every AKS pool to this, and AKS's kube-reserved
-#: memory grows with it (learn.microsoft.com/azure/aks/node-resource-reservations).
-AKS_MAX_PODS = 110
-
-#: GPU VM sizes on AKS (the sizes' pages cited at the top; fractional-GPU NVadsA10 v5 sizes left out:
-#: they expose a vGPU slice, not a whole device a DRA claim can count). Every figure is checked against the
-#: pages and Azure's Resource SKUs as tools/record_aks_sizes.py records them (tests/fixtures/aks_vm_sizes.json).
-AKS_VM_SIZES: dict[str, MachineShape] = _shapes(
-    MachineShape("Standard_NC24ads_A100_v4", "nvidia-a100-80gb-pcie", 1, "aks", vcpus=24, memory_gib=220,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC48ads_A100_v4", "nvidia-a100-80gb-pcie", 2, "aks", vcpus=48, memory_gib=440,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC96ads_A100_v4", "nvidia-a100-80gb-pcie", 4, "aks", vcpus=96, memory_gib=880,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC40ads_H100_v5", "nvidia-h100-nvl", 1, "aks", vcpus=40, memory_gib=320,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC80adis_H100_v5", "nvidia-h100-nvl", 2, "aks", vcpus=80, memory_gib=640,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_ND96isr_H100_v5", "nvidia-h100-80gb", 8, "aks", vcpus=96, memory_gib=1900,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NV36ads_A10_v5", "nvidia-a10", 1, "aks", vcpus=36, memory_gib=440, max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NV36adms_A10_v5", "nvidia-a10", 1, "aks", vcpus=36, memory_gib=880,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NV72ads_A10_v5", "nvidia-a10", 2, "aks", vcpus=72, memory_gib=880, max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC4as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=4, memory_gib=28, max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC8as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=8, memory_gib=56, max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC16as_T4_v3", "nvidia-tesla-t4", 1, "aks", vcpus=16, memory_gib=110,
-                 max_pods=AKS_MAX_PODS),
-    MachineShape("Standard_NC64as_T4_v3", "nvidia-tesla-t4", 4, "aks", vcpus=64, memory_gib=440,
-                 max_pods=AKS_MAX_PODS),
-)
+def shapes(*machines: MachineShape) -> dict[str, MachineShape]:
+    """A cloud's machine table, by machine name (each cloud's ``machines`` module builds its own)."""
+    return {s.name: s for s in machines}
 
 
 def accelerator(type_: str) -> GpuModel | TpuModel | None:
@@ -317,35 +207,31 @@ def offered_on(cloud: str) -> list[str]:
     return sorted(t for t, m in [*GPUS.items(), *TPUS.items()] if cloud in m.clouds)
 
 
-def gke_machine_shape(machine_type: str) -> MachineShape | None:
-    return GKE_MACHINES.get(machine_type)
+def _registered() -> list[Any]:
+    """The registered clouds' profiles (imported here: the registry imports this module)."""
+    from . import clouds as registry
+
+    return [registry.profile(name) for name in registry.names()]
 
 
-def gke_attachable(machine_type: str) -> tuple[str, tuple[int, ...]] | None:
-    """(GPU type, allowed counts) for machine families that take attached GPUs."""
-    for prefix, spec in ATTACHABLE_GPUS.items():
-        if machine_type.startswith(prefix):
-            return spec
-    return None
+def offering_clouds(accelerator_type: str) -> tuple[str, ...]:
+    """The registered clouds with a machine that carries ``accelerator_type`` (fixed or attached)."""
+    return tuple(cloud.name for cloud in _registered() if cloud.offers(accelerator_type))
 
 
-def eks_instance_shape(instance_type: str) -> MachineShape | None:
-    return EKS_INSTANCES.get(instance_type)
+def machine_shape(cloud: str, machine: str) -> MachineShape | None:
+    """The shape of one of ``cloud``'s machines, or None when its catalog does not know it."""
+    from . import clouds as registry
 
-
-def aks_vm_size_shape(vm_size: str) -> MachineShape | None:
-    return AKS_VM_SIZES.get(vm_size)
+    return registry.profile(cloud).machine_shape(machine)
 
 
 def host_shape(machine: str) -> HostShape | None:
-    """The vCPUs and memory of a machine the catalog knows (accelerator shapes and N1), or None."""
-    shape = GKE_MACHINES.get(machine) or EKS_INSTANCES.get(machine) or AKS_VM_SIZES.get(machine)
-    if shape is not None:
-        return HostShape(shape.name, shape.vcpus, shape.memory_gib, shape.max_pods)
-    family, _, rest = machine.partition("-")
-    kind, _, size = rest.partition("-")
-    if family == "n1" and kind in N1_MEMORY_PER_VCPU and size.isdigit() and int(size) in N1_VCPUS_BY_KIND[kind]:
-        return HostShape(machine, int(size), N1_MEMORY_PER_VCPU[kind] * int(size))
+    """The vCPUs and memory of a machine the catalog knows (any registered cloud's), or None."""
+    for cloud in _registered():
+        host = cloud.host_shape(machine)
+        if host is not None:
+            return host
     return None
 
 

@@ -22,8 +22,9 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from . import catalog, dra_wiring
+from . import dra_wiring
 from .base import Issues, LibraryComponent
+from .clouds.eks import machines as eks_machines
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import (
     PoolAutoscaling,
@@ -175,7 +176,7 @@ class EksGpuNodeGroup(LibraryComponent):
 
     @staticmethod
     def default_count(args: EksGpuNodeGroupArgs) -> int:
-        shape = catalog.eks_instance_shape(str((args.get("instance_types") or [""])[0]))
+        shape = eks_machines.machine_shape(str((args.get("instance_types") or [""])[0]))
         return shape.count if shape else 1
 
     @classmethod

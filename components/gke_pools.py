@@ -18,9 +18,10 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from . import catalog, dra_wiring
+from . import dra_wiring
 from .argument_rules import gke_node_pool_name_issues
 from .base import Issues, LibraryComponent
+from .clouds.gke import machines as gke_machines
 from .gcp_labels import gcp_label_issues
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import (
@@ -59,7 +60,7 @@ def tpu_placement(machine_type: str, topology: str | None) -> gcp.container.Node
     """
     if not topology:
         return None
-    shape = catalog.gke_machine_shape(machine_type)
+    shape = gke_machines.machine_shape(machine_type)
     chips = math.prod(int(d) for d in topology.split("x"))
     if shape is None or chips <= shape.count:
         return None
@@ -198,7 +199,7 @@ class _GkeAcceleratorPool(LibraryComponent):
 
     @classmethod
     def default_count(cls, args: GkeNodePoolArgs) -> int:
-        shape = catalog.gke_machine_shape(str(args.get("machine_type", "")))
+        shape = gke_machines.machine_shape(str(args.get("machine_type", "")))
         return shape.count if shape else 1
 
     @classmethod

@@ -11,9 +11,11 @@ files outside its folder.
 from __future__ import annotations
 
 from gpu_fungibility import wiring_keys
-from gpu_fungibility.catalog import aks_vm_size_shape, eks_instance_shape, gke_machine_shape
 from gpu_fungibility.clouds.aks import Aks
+from gpu_fungibility.clouds.aks.machines import machine_shape as aks_vm_size_shape
 from gpu_fungibility.clouds.eks import Eks
+from gpu_fungibility.clouds.eks.machines import machine_shape as eks_instance_shape
+from gpu_fungibility.clouds.gke.machines import machine_shape as gke_machine_shape
 from gpu_fungibility.wiring_keys import *  # noqa: F403  (every label and taint key, by the library's __all__)
 from gpu_fungibility.wiring_keys import ON_DEMAND_FALLBACK as ON_DEMAND_FALLBACK_LABEL
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_fungibility import catalog
+from gpu_fungibility.clouds.aks import machines as aks_machines
 
 from preflight.azure_api import ArmClient, Usage
 from preflight.calls import CallError
@@ -86,7 +86,7 @@ def _zones_of(sku: dict[str, Any], region: str) -> tuple[set[str], set[str], lis
 
 def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]] | CallError, region: str) -> None:
     if isinstance(skus, CallError):
-        shape = catalog.aks_vm_size_shape(check.vm_size)
+        shape = aks_machines.machine_shape(check.vm_size)
         check.vcpus = shape.vcpus if shape else 0
         check.served_zones = []
         check.warnings.append(f"offering not checked: {skus}")
@@ -97,7 +97,7 @@ def check_sku(check: PoolCheck, skus: dict[str, dict[str, Any]] | CallError, reg
         return
     check.vcpus = int(float(_capability(sku, "vCPUs") or 0))
     if check.vcpus <= 0:  # a SKU without a vCPU count: the catalog's, or the quotas stay unchecked (never SERVED)
-        shape = catalog.aks_vm_size_shape(check.vm_size)
+        shape = aks_machines.machine_shape(check.vm_size)
         check.vcpus = shape.vcpus if shape else 0
         check.warnings.append(f"the SKU list gives {check.vm_size} no vCPU count; "
                               + (f"the catalog's {check.vcpus} is used" if check.vcpus else "its quotas are not checked"))

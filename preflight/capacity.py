@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility import catalog
+from gpu_fungibility.clouds.eks import machines as eks_machines
 
 from preflight.calls import CallError, mapping
 from preflight.calls import number as calls_number
@@ -124,7 +125,7 @@ def model_matches(aws_name: str, model: catalog.GpuModel) -> bool:
 
 def shape_mismatches(instance_type: str, pool: NodePool, gpu: GpuFacts | None) -> list[str]:
     """How EC2's GPUs for ``instance_type`` differ from what the catalog says the pool gets."""
-    shape = catalog.eks_instance_shape(instance_type)
+    shape = eks_machines.machine_shape(instance_type)
     accelerator = shape.accelerator if shape else pool.accelerator.type
     count = shape.count if shape else pool.accelerator.count
     model = catalog.GPUS.get(accelerator)

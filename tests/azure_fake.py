@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from gpu_fungibility import catalog
+from gpu_fungibility.clouds.aks import machines as aks_machines
 
 from tests.compute_fake import Reply
 from tests.quiet_server import QuietThreadingHTTPServer
@@ -33,7 +33,7 @@ FAMILIES = {"NC24ads_A100_v4": "standardNCADSA100v4Family", "NC8as_T4_v3": "stan
 
 def sku(name: str, region: str, zones: tuple[str, ...] = ("1", "2", "3"),
         restrictions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    shape = catalog.aks_vm_size_shape(name)
+    shape = aks_machines.machine_shape(name)
     assert shape is not None
     return {
         "resourceType": "virtualMachines", "name": name, "tier": "Standard", "size": name.removeprefix("Standard_"),

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from gpu_fungibility import catalog
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from tests.quiet_server import QuietThreadingHTTPServer
 
@@ -121,7 +122,7 @@ class FakeCompute:
               with_accelerator_type: bool = True, deprecated: str | None = None, guest_cpus: int | None = None,
               memory_mb: int | None = None) -> None:
         """Offer a machine type in a zone; its accelerators come from the catalog (or ``accelerator``)."""
-        shape = catalog.gke_machine_shape(machine_type)
+        shape = gke_machines.machine_shape(machine_type)
         if accelerator is None and shape and shape.accelerator in catalog.GPUS:
             accelerator = (shape.accelerator, shape.count)
         host = catalog.host_shape(machine_type)  # the catalog's shape unless a test says otherwise

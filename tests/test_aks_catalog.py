@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from gpu_fungibility import aks_node_pools, catalog, clouds, node_capacity
+from gpu_fungibility.clouds.aks import machines as aks_machines
 
 from tests import machine_data
 from tools import record_aks_sizes as recorder
@@ -32,15 +33,15 @@ def whole_gpu(row) -> bool:
 
 @pytest.mark.parametrize("row", [r for r in ROWS if whole_gpu(r)], ids=lambda r: r["size"])
 def test_every_published_whole_gpu_size_is_in_the_catalog_as_azure_sells_it(row):
-    shape = catalog.aks_vm_size_shape(row["size"])
-    assert shape is not None, f"{row['size']} is missing from catalog.AKS_VM_SIZES"
+    shape = aks_machines.machine_shape(row["size"])
+    assert shape is not None, f"{row['size']} is missing from clouds/aks/machines.py"
     assert (shape.vcpus, shape.memory_gib, shape.count) == (row["vcpus"], row["memory_gib"], row["gpus"])
     assert shape.accelerator == SERIES_GPU[row["series"]], f"{row['size']}: {SIZES['gpu_model'][row['series']]}"
-    assert shape.max_pods == catalog.AKS_MAX_PODS
+    assert shape.max_pods == aks_machines.MAX_PODS
 
 
 def test_the_catalog_has_no_aks_size_the_published_tables_lack():
-    assert set(catalog.AKS_VM_SIZES) == {row["size"] for row in ROWS if whole_gpu(row)}
+    assert set(aks_machines.MACHINES) == {row["size"] for row in ROWS if whole_gpu(row)}
 
 
 def test_sizes_below_a_whole_gpu_are_left_out_and_run_the_grid_driver():
@@ -51,7 +52,7 @@ def test_sizes_below_a_whole_gpu_are_left_out_and_run_the_grid_driver():
     board = catalog.GPUS["nvidia-a10"].memory_gib
     for row in slices:
         assert Fraction(row["gpus"]) < 1 and row["gpu_memory_gib"] == Fraction(row["gpus"]) * board
-        assert catalog.aks_vm_size_shape(row["size"]) is None
+        assert aks_machines.machine_shape(row["size"]) is None
         assert aks_node_pools.runs_grid_driver(row["size"])
         # Azure's Resource SKUs count the slice as one GPU: only the page says it is a slice.
         assert SKUS[row["size"]]["gpus"] == 1
@@ -87,8 +88,8 @@ def test_the_sizes_the_project_names_outside_the_catalog_are_azure_s():
 def test_the_grid_driver_sizes_are_agentbaker_s():
     recorded = set(SIZES["grid_driver_sizes"]["sizes"])
     assert aks_node_pools.GRID_DRIVER_SIZES == recorded
-    assert {size.lower() for size in catalog.AKS_VM_SIZES if aks_node_pools.runs_grid_driver(size)} == \
-        {size.lower() for size in catalog.AKS_VM_SIZES} & recorded
+    assert {size.lower() for size in aks_machines.MACHINES if aks_node_pools.runs_grid_driver(size)} == \
+        {size.lower() for size in aks_machines.MACHINES} & recorded
     assert all(aks_node_pools.runs_grid_driver(size) for size in recorded)
     assert not any(aks_node_pools.runs_grid_driver(row["size"]) for row in ROWS if row["series"] != "nvadsa10v5-series.md")
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 from gpu_fungibility import catalog
+from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from offline_plan.run import run_stack
 from stacks.config import StackConfig
@@ -74,7 +76,7 @@ def test_catalog_publishes_nvml_memory_not_marketing_memory():
                    "nvidia-tesla-t4", "nvidia-a10g", "nvidia-l40s", "nvidia-b200"):
         assert needed in catalog.GPUS
     assert {"tpu-v5-lite-podslice", "tpu-v5p-slice", "tpu-v6e-slice"} <= set(catalog.TPUS)
-    for shape in [*catalog.GKE_MACHINES.values(), *catalog.EKS_INSTANCES.values()]:
+    for shape in [*gke_machines.MACHINES.values(), *eks_machines.MACHINES.values()]:
         assert catalog.accelerator(shape.accelerator), f"{shape.name} names an unknown accelerator"
 
 

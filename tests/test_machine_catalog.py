@@ -9,6 +9,8 @@ import re
 
 import pytest
 from gpu_fungibility import catalog
+from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from tests.machine_data import ec2_instance_type, eks_max_pods, gce_machine_types
 
@@ -20,9 +22,9 @@ EC2_GPU_NAMES = {"nvidia-tesla-t4": "T4", "nvidia-a10g": "A10G", "nvidia-l4": "L
 GPU_MEMORY_TOLERANCE = 0.10
 
 
-@pytest.mark.parametrize("name", sorted(catalog.GKE_MACHINES))
+@pytest.mark.parametrize("name", sorted(gke_machines.MACHINES))
 def test_every_gce_shape_matches_compute_engine(name):
-    shape, row = catalog.GKE_MACHINES[name], gce_machine_types().get(name)
+    shape, row = gke_machines.MACHINES[name], gce_machine_types().get(name)
     assert row is not None, f"{name}: no row in tests/fixtures/gce_machine_types.csv"
     assert shape.vcpus == int(row["vcpus"]), f"{name}: {shape.vcpus} vCPUs, Compute Engine says {row['vcpus']}"
     assert shape.memory_gib == float(row["memory_gib"]), (
@@ -42,15 +44,15 @@ def test_the_n1_rule_describes_exactly_the_n1_machines_compute_engine_sells():
         host = catalog.host_shape(machine)
         assert host is not None, machine
         assert (host.vcpus, round(host.memory_gib, 2)) == (int(row["vcpus"]), float(row["memory_gib"])), machine
-    for kind, sizes in catalog.N1_VCPUS_BY_KIND.items():
+    for kind, sizes in gke_machines.N1_VCPUS_BY_KIND.items():
         for vcpus in sizes:
             assert f"n1-{kind}-{vcpus}" in rows, f"n1-{kind}-{vcpus} is not a Compute Engine machine type"
     assert catalog.host_shape("n1-highmem-1") is None and catalog.host_shape("n1-highcpu-1") is None
 
 
-@pytest.mark.parametrize("name", sorted(catalog.EKS_INSTANCES))
+@pytest.mark.parametrize("name", sorted(eks_machines.MACHINES))
 def test_every_ec2_shape_matches_describe_instance_types(name):
-    shape, real = catalog.EKS_INSTANCES[name], ec2_instance_type(name)
+    shape, real = eks_machines.MACHINES[name], ec2_instance_type(name)
     assert shape.vcpus == real["VCpuInfo"]["DefaultVCpus"]
     assert shape.memory_gib * 1024 == real["MemoryInfo"]["SizeInMiB"]
     (gpus,) = real["GpuInfo"]["Gpus"]
@@ -63,6 +65,6 @@ def test_every_ec2_shape_matches_describe_instance_types(name):
         f"{name}: {per_gpu_gib:.1f} GiB per GPU, {shape.accelerator} has {model.memory_gib}")
 
 
-@pytest.mark.parametrize("name", sorted(catalog.EKS_INSTANCES))
+@pytest.mark.parametrize("name", sorted(eks_machines.MACHINES))
 def test_every_ec2_shape_has_the_max_pods_nodeadm_computes(name):
-    assert catalog.EKS_INSTANCES[name].max_pods == eks_max_pods()[name]
+    assert eks_machines.MACHINES[name].max_pods == eks_max_pods()[name]

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 from gpu_fungibility import catalog, zones
+from gpu_fungibility.clouds.aks import machines as aks_machines
+from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from offline_plan.__main__ import main as plan_main
 from stacks.loader import ConfigError, parse_stack_config
@@ -115,7 +118,7 @@ def test_recorded_gce_gpu_machine_zones_are_the_sources():
             offered[row["machine"]].add(row["zone"])
     recorded = {m: {f"{r}-{s}" for r, suffixes in by_region.items() for s in suffixes}
                 for m, by_region in zones.GCE_MACHINE_ZONES.items()}
-    assert recorded == {m: z for m, z in offered.items() if m in catalog.GKE_MACHINES}
+    assert recorded == {m: z for m, z in offered.items() if m in gke_machines.MACHINES}
     assert all(zones.gce_zone_parts(z)[0] in zones.GCE_REGIONS for z in set().union(*offered.values()))
 
 
@@ -133,7 +136,7 @@ def test_recorded_ec2_instance_regions_are_moto_s_offerings():
     offered = {f.name[:-len(".json.gz")]: {o["InstanceType"] for o in json.loads(gzip.open(f).read())}
                for f in folder.glob("*.json.gz")}
     assert zones.EC2_OFFERINGS_RECORDED == set(offered)
-    assert set(zones.EC2_INSTANCE_REGIONS) == set(catalog.EKS_INSTANCES)
+    assert set(zones.EC2_INSTANCE_REGIONS) == set(eks_machines.MACHINES)
     for itype, regions in zones.EC2_INSTANCE_REGIONS.items():
         assert set(regions) == {r for r, types in offered.items() if itype in types}, itype
 
@@ -479,7 +482,7 @@ def test_the_recorded_azure_sizes_hold_every_size_the_project_knows():
     aks_sizes = json.loads((FIXTURES / "aks_vm_sizes.json").read_text())
     recorded_rows = {row[0] for row in aks_sizes["resource_skus"]["rows"]}
     assert aks_sizes["resource_skus"]["commit"].startswith("03e49d9c")  # the same table, the same commit
-    assert recorded_rows <= AZURE_VM_SIZES and set(catalog.AKS_VM_SIZES) <= AZURE_VM_SIZES
+    assert recorded_rows <= AZURE_VM_SIZES and set(aks_machines.MACHINES) <= AZURE_VM_SIZES
     assert "Standard_D4ds_v5" in AZURE_VM_SIZES  # the system pool's default
     for stack in ("Pulumi.aks-dev.yaml", "examples/stacks/Pulumi.my-aks.yaml"):
         raw = yaml.safe_load((Path(__file__).resolve().parent.parent / stack).read_text())["config"]

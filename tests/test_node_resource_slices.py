@@ -2,6 +2,9 @@
 
 import pytest
 from gpu_fungibility import catalog, devices, mig_geometry
+from gpu_fungibility.clouds.aks import machines as aks_machines
+from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from offline_plan.manifests import Manifest, validate
 
@@ -69,7 +72,7 @@ def test_a_tpu_node_publishes_its_chips():
 
 
 def test_every_catalog_machine_fits_one_slice():
-    for shape in (*catalog.GKE_MACHINES.values(), *catalog.EKS_INSTANCES.values(), *catalog.AKS_VM_SIZES.values()):
+    for shape in (*gke_machines.MACHINES.values(), *eks_machines.MACHINES.values(), *aks_machines.MACHINES.values()):
         model = catalog.accelerator(shape.accelerator)
         smallest = [model.mig_profiles[0]] if isinstance(model, catalog.GpuModel) and model.mig_profiles else None
         slices = devices.node_resource_slices("n", shape.accelerator, shape.count, mig_profiles=smallest)

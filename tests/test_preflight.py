@@ -18,6 +18,7 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 from gpu_fungibility import catalog
+from gpu_fungibility.clouds.eks import machines as eks_machines
 from moto import mock_aws
 
 from preflight.__main__ import main
@@ -177,7 +178,7 @@ def test_pool_offered_in_some_of_its_zones_warns(aws, tmp_path, capsys):
 def test_gpu_count_mismatch_with_the_catalog_is_not_served(aws, tmp_path, capsys, monkeypatch):
     # The project's catalog claims 8 GPUs on g5.12xlarge; EC2 (moto's data) reports 4.
     wrong = catalog.MachineShape("g5.12xlarge", "nvidia-a10g", 8, "eks")
-    monkeypatch.setitem(catalog.EKS_INSTANCES, "g5.12xlarge", wrong)
+    monkeypatch.setitem(eks_machines.MACHINES, "g5.12xlarge", wrong)
     raw = copy.deepcopy(BASE)
     raw["nodePools"]["a10g-4x"]["accelerator"]["count"] = 8
     aws.quota(G_SPOT, 1000)

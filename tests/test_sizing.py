@@ -6,6 +6,8 @@ import copy
 
 import pytest
 from gpu_fungibility import catalog, clouds, sizing
+from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.gke import machines as gke_machines
 
 from offline_plan.run import read_stack_file
 from stacks import arguments
@@ -61,11 +63,11 @@ def test_default_requests_keep_the_headroom_below_the_estimate(cloud, machine, f
 
 
 def test_every_catalog_machine_has_its_cpus_and_memory():
-    for shape in [*catalog.GKE_MACHINES.values(), *catalog.EKS_INSTANCES.values()]:
+    for shape in [*gke_machines.MACHINES.values(), *eks_machines.MACHINES.values()]:
         assert shape.vcpus > 0 and shape.memory_gib > 0, shape.name
         host = catalog.host_shape(shape.name)
         assert (host.vcpus, host.memory_gib) == (shape.vcpus, shape.memory_gib)
-    assert all(s.max_pods for s in catalog.EKS_INSTANCES.values()), "EKS reserves memory per pod"
+    assert all(s.max_pods for s in eks_machines.MACHINES.values()), "EKS reserves memory per pod"
     assert catalog.host_shape("n1-standard-8") == catalog.HostShape("n1-standard-8", 8, 30.0)
     assert catalog.host_shape("n1-standard-7") is None and catalog.host_shape("e9-weird-4") is None
 

@@ -1,7 +1,10 @@
-"""Which machine carries which accelerator, per cloud, from the catalog (``components/catalog.py``).
+"""Which machine carries which accelerator, per cloud, from each shipped cloud's machines
+(``components/clouds/<cloud>/machines.py``) and the accelerator catalog (``components/catalog.py``).
 
 ``python -m tools.machine_table`` rewrites the table between the markers in ``docs/machines.md``;
-tests/test_your_own_stack.py fails when the file and the catalog differ.
+tests/test_your_own_stack.py fails when the file and the catalog differ. The columns are the clouds the
+project ships (``clouds.SHIPPED_CLOUDS``), in that order: the doc describes what ships, not what a test
+registered.
 """
 
 from __future__ import annotations
@@ -9,22 +12,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpu_fungibility import catalog
+from gpu_fungibility import catalog, clouds
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "machines.md"
 START, END = "<!-- machine-table:start -->\n", "<!-- machine-table:end -->"
-SHAPES = {"gke": catalog.GKE_MACHINES, "eks": catalog.EKS_INSTANCES, "aks": catalog.AKS_VM_SIZES}
-ATTACHABLE = {"gke": catalog.ATTACHABLE_GPUS}
-CLOUDS = (("gke", "GKE `machineType`"), ("eks", "EKS `instanceTypes`"), ("aks", "AKS `vmSize`"))
 
 
-def _cell(cloud: str, accelerator: str) -> str:
-    shapes = SHAPES[cloud]
+def _camel(snake: str) -> str:
+    first, *rest = snake.split("_")
+    return first + "".join(word.title() for word in rest)
+
+
+def _title(cloud: clouds.CloudProfile) -> str:
+    """The column's heading: the cloud and its pools' machine key in the stack config (``GKE `machineType```)."""
+    return f"{cloud.title} `{_camel(cloud.pool_machine_argument)}`"
+
+
+def _cell(cloud: clouds.CloudProfile, accelerator: str) -> str:
     by_count: dict[int, list[str]] = {}
-    for shape in shapes.values():
+    for shape in cloud.machines.values():
         if shape.accelerator == accelerator:
             by_count.setdefault(shape.count, []).append(f"`{shape.name}`")
-    for prefix, (gpu, counts) in ATTACHABLE.get(cloud, {}).items():
+    for prefix, (gpu, counts) in cloud.attachable_gpus.items():
         if gpu == accelerator:
             for count in counts:
                 by_count.setdefault(count, []).append(f"`{prefix}*` (attached)")
@@ -32,13 +41,14 @@ def _cell(cloud: str, accelerator: str) -> str:
 
 
 def render() -> str:
-    header = "| accelerator `type` | memory | " + " | ".join(title for _, title in CLOUDS) + " |"
-    rows = [header, "|---|---|" + "---|" * len(CLOUDS)]
+    shipped = [clouds.profile(name) for name in clouds.SHIPPED_CLOUDS]
+    header = "| accelerator `type` | memory | " + " | ".join(map(_title, shipped)) + " |"
+    rows = [header, "|---|---|" + "---|" * len(shipped)]
     for type_ in catalog.known_accelerator_types():
         model = catalog.accelerator(type_)
         memory = (f"{model.memory_gib} GB" if isinstance(model, catalog.GpuModel)
                   else f"{model.hbm_gib_per_chip} GiB HBM per chip ({model.generation})")
-        rows.append(f"| `{type_}` | {memory} | " + " | ".join(_cell(c, type_) for c, _ in CLOUDS) + " |")
+        rows.append(f"| `{type_}` | {memory} | " + " | ".join(_cell(c, type_) for c in shipped) + " |")
     return "\n".join(rows) + "\n"
 
 

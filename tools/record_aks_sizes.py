@@ -37,7 +37,7 @@ OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "aks_vm_si
 
 DOCS_REPOSITORY = "MicrosoftDocs/azure-compute-docs"
 PAGE_DIR = "articles/virtual-machines/sizes/gpu-accelerated"
-#: The series pages of the sizes in catalog.AKS_VM_SIZES.
+#: The series pages of the sizes in gpu_fungibility.clouds.aks.machines (MACHINES).
 PAGES = ("nca100v4-series.md", "ncadsh100v5-series.md", "ndh100v5-series.md", "nvadsa10v5-series.md",
          "ncast4v3-series.md")
 

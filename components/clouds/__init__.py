@@ -81,6 +81,34 @@ class CloudProfile:
 
     #: The kubelet's hard eviction threshold for memory (MiB), subtracted from capacity.
     eviction_hard_mib: int = node_capacity.EVICTION_HARD_MIB
+    #: The cloud's machines with fixed accelerators, by name (its ``machines`` module, each figure cited there).
+    machines: Mapping[str, catalog.MachineShape] = {}
+    #: Machine families that take attached GPUs: name prefix -> (GPU type, allowed counts).
+    attachable_gpus: Mapping[str, tuple[str, tuple[int, ...]]] = {}
+
+    def machine_shape(self, machine: str) -> catalog.MachineShape | None:
+        """The shape of one of the cloud's accelerator machines, or None."""
+        return self.machines.get(machine)
+
+    def attachable(self, machine: str) -> tuple[str, tuple[int, ...]] | None:
+        """(GPU type, allowed counts) when ``machine`` is of a family that takes attached GPUs, else None."""
+        for prefix, spec in self.attachable_gpus.items():
+            if machine.startswith(prefix):
+                return spec
+        return None
+
+    def host_shape(self, machine: str) -> catalog.HostShape | None:
+        """The vCPUs and memory of one of the cloud's machines the catalog knows, or None."""
+        shape = self.machines.get(machine)
+        if shape is None:
+            return None
+        return catalog.HostShape(shape.name, shape.vcpus, shape.memory_gib, shape.max_pods)
+
+    def offers(self, accelerator_type: str) -> bool:
+        """Whether a machine of the cloud carries the accelerator (fixed or attached)."""
+        return (any(s.accelerator == accelerator_type for s in self.machines.values())
+                or any(gpu == accelerator_type for gpu, _ in self.attachable_gpus.values()))
+
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         """``(millicores, MiB)`` a node of this machine reports as its capacity: every vCPU, and the nominal

@@ -8,6 +8,7 @@ from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, machines_hint, register
 from ..eks import Eks
+from . import machines as machine_table
 
 if TYPE_CHECKING:
     from ...wiring_keys import PoolSpec
@@ -48,6 +49,7 @@ class Aks(CloudProfile):
     spot_pod_grace_seconds = 15
     #: The label that names a node's pool (learn.microsoft.com/azure/aks/use-labels, reserved labels).
     node_pool_label = w.AKS_AGENTPOOL
+    machines = machine_table.MACHINES
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # The kernel's share fitted below AKS measurements (node_capacity.aks_kernel_reserved_mib).
@@ -58,7 +60,7 @@ class Aks(CloudProfile):
         # AKS 1.29+: CPU by cores, memory min(20 MiB x maxPods + 50 MiB, 25%) (node_capacity, AKS section);
         # the 100 MiB memory.available hard eviction threshold is the base class's.
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
-        max_pods = host.max_pods or catalog.AKS_MAX_PODS
+        max_pods = host.max_pods or machine_table.MAX_PODS
         return (node_capacity.aks_cpu_reserved_millicores(host.vcpus),
                 node_capacity.aks_kube_reserved_mib(nominal, max_pods))
 
@@ -124,15 +126,15 @@ class Aks(CloudProfile):
             return [("accelerator_type", "TPUs are only available on GKE")]
         vm_size = machine_types[0] if machine_types else ""
         if not vm_size:
-            return [("vm_size", f"required on AKS: {machines_hint(catalog.AKS_VM_SIZES, accelerator_type, accelerator_count)}")]
-        shape = catalog.aks_vm_size_shape(vm_size)
+            return [("vm_size", f"required on AKS: {machines_hint(self.machines, accelerator_type, accelerator_count)}")]
+        shape = self.machine_shape(vm_size)
         if shape is None:
-            known = catalog.natural_sorted(s for s, m in catalog.AKS_VM_SIZES.items() if m.accelerator == accelerator_type)
+            known = catalog.natural_sorted(s for s, m in self.machines.items() if m.accelerator == accelerator_type)
             return [("vm_size", f"unknown GPU VM size {vm_size!r}; for {accelerator_type}: {', '.join(known) or 'none'}")]
         if shape.accelerator != accelerator_type or shape.count != accelerator_count:
             return [("accelerator", f"{vm_size} carries {shape.count} x {shape.accelerator}, "
                                     f"not {accelerator_count} x {accelerator_type}; "
-                                    f"{machines_hint(catalog.AKS_VM_SIZES, accelerator_type, accelerator_count)}")]
+                                    f"{machines_hint(self.machines, accelerator_type, accelerator_count)}")]
         return []
 
 

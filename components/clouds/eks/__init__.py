@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import machines as machine_table
 
 if TYPE_CHECKING:
     from ...wiring_keys import PoolSpec
@@ -36,6 +37,7 @@ class Eks(CloudProfile):
     spot_pod_grace_seconds = 90
     #: Pods per node when the catalog does not know the instance (Kubernetes' default maxPods).
     DEFAULT_MAX_PODS = 110
+    machines = machine_table.MACHINES
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # A share fitted below public measurements (node_capacity.eks_kernel_reserved_mib).
@@ -100,19 +102,19 @@ class Eks(CloudProfile):
             return [("accelerator_type", "TPUs are only available on GKE")]
         if not machine_types:
             return [("instance_types", "required on EKS: one or more instance types; "
-                                       f"{machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}")]
+                                       f"{machines_hint(self.machines, accelerator_type, accelerator_count)}")]
         issues: Issues = []
         for i, itype in enumerate(machine_types):
-            shape = catalog.eks_instance_shape(itype)
+            shape = self.machine_shape(itype)
             if shape is None:
-                known = catalog.natural_sorted(s for s, m in catalog.EKS_INSTANCES.items() if m.accelerator == accelerator_type)
+                known = catalog.natural_sorted(s for s, m in self.machines.items() if m.accelerator == accelerator_type)
                 issues.append((f"instance_types[{i}]", f"unknown GPU instance type {itype!r}; for "
                                                        f"{accelerator_type}: {', '.join(known) or 'none'}"))
             elif shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 issues.append((f"instance_types[{i}]",
                                f"{itype} carries {shape.count} x {shape.accelerator}, but the pool declares "
                                f"{accelerator_count} x {accelerator_type}; all instance types of a group must match; "
-                               f"{machines_hint(catalog.EKS_INSTANCES, accelerator_type, accelerator_count)}"))
+                               f"{machines_hint(self.machines, accelerator_type, accelerator_count)}"))
         return issues
 
 

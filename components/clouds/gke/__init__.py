@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import machines as machine_table
 
 if TYPE_CHECKING:
     from ...wiring_keys import PoolSpec
@@ -34,6 +35,12 @@ class Gke(CloudProfile):
     # (best effort), then 15 s to system-critical pods.
     spot_notice_seconds = 30
     spot_pod_grace_seconds = 15
+    machines = machine_table.MACHINES
+    attachable_gpus = machine_table.ATTACHABLE_GPUS
+
+    def host_shape(self, machine: str) -> catalog.HostShape | None:
+        # The accelerator machines, and the N1 machines of system pools and attached GPUs.
+        return super().host_shape(machine) or machine_table.n1_host_shape(machine)
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # The Cluster Autoscaler's GCE template model of MemTotal on COS (node_capacity.gke_kernel_reserved_mib).
@@ -64,7 +71,7 @@ class Gke(CloudProfile):
             labels[w.GKE_ACCELERATOR] = pool.accelerator_type
         else:
             labels[w.GKE_TPU_ACCELERATOR] = pool.accelerator_type
-            shape = catalog.gke_machine_shape(pool.machine_type or "")
+            shape = self.machine_shape(pool.machine_type or "")
             topology = pool.topology or (shape.topology if shape else None)
             if topology:
                 labels[w.GKE_TPU_TOPOLOGY] = topology
@@ -111,22 +118,22 @@ class Gke(CloudProfile):
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
         machine = machine_types[0] if machine_types else ""
         if not machine:
-            return [("machine_type", f"required on GKE: {machines_hint(catalog.GKE_MACHINES, accelerator_type, accelerator_count, catalog.ATTACHABLE_GPUS)}")]
-        shape = catalog.gke_machine_shape(machine)
+            return [("machine_type", f"required on GKE: {machines_hint(self.machines, accelerator_type, accelerator_count, self.attachable_gpus)}")]
+        shape = self.machine_shape(machine)
         if shape:
             if shape.accelerator != accelerator_type or shape.count != accelerator_count:
                 return [("accelerator", f"{machine} carries {shape.count} x {shape.accelerator}, "
                                         f"not {accelerator_count} x {accelerator_type}; "
-                                        f"{machines_hint(catalog.GKE_MACHINES, accelerator_type, accelerator_count, catalog.ATTACHABLE_GPUS)}")]
+                                        f"{machines_hint(self.machines, accelerator_type, accelerator_count, self.attachable_gpus)}")]
             if topology and shape.topology and topology != shape.topology:
                 return [("topology", f"{machine} has topology {shape.topology}")]
             return []
-        attachable = catalog.gke_attachable(machine)
+        attachable = self.attachable(machine)
         if attachable and attachable[0] == accelerator_type:
             if accelerator_count not in attachable[1]:
                 return [("accelerator_count", f"{accelerator_type} attaches in counts of {attachable[1]}")]
             return []
-        known = catalog.natural_sorted(s for s, m in catalog.GKE_MACHINES.items() if m.accelerator == accelerator_type)
+        known = catalog.natural_sorted(s for s, m in self.machines.items() if m.accelerator == accelerator_type)
         hint = (f"machine types for {accelerator_type}: {', '.join(known)}" if known
                 else "see the accelerator catalog")
         return [("machine_type", f"{machine!r} is not a known machine for {accelerator_type}; {hint}")]
