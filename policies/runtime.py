@@ -10,8 +10,11 @@ policy for a Deployment), and grows with the number of policies as well as with 
 (and the servicer's ``_get_resource_options`` and ``_get_provider_resource``) returned for each input object, so the second and later policies get the very same decoded
 properties (and :func:`shared` lets the pack's own conversions, such as ``stack_view.plain``, do the same).
 The inputs are held until the call ends, so an object's id is never reused within it. Nothing changes in
-what a policy sees: the same values, read-only by this pack's rules (they copy them with ``plain``). On a
-runtime without these names (another pulumi-policy layout) nothing is installed and the pack runs as before.
+what a policy sees: the same values, read-only by this pack's rules (they copy them with ``plain``).
+
+It patches private names of one pulumi-policy minor (:data:`TESTED_MINOR`, the minor the pack's pins name):
+on another version, or a layout without these names, nothing is installed, a line on stderr says why, and
+the pack runs on the runtime as it ships.
 
 Three more things the runtime repeats, done once here (each keeps what a policy is given):
 
@@ -43,11 +46,12 @@ from __future__ import annotations
 
 import functools
 import gc
-import math
+import itertools
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from .decoding import decode_struct, is_struct, struct_to_dict
 from .wire import BATCH_SERVICE, ERROR_FIELD, REPLY_FIELD, frame, read_frames
 
 _calls = threading.local()
@@ -146,91 +150,17 @@ class _JsonFormat:
         self._generic = module.MessageToDict
 
     def _convert(self, message: Any, *args: Any, **kwargs: Any) -> Any:
-        if not args and not kwargs and _is_struct(message):
+        if not args and not kwargs and is_struct(message):
             return struct_to_dict(message)
         return self._generic(message, *args, **kwargs)
 
     def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the module's name)
-        if getattr(_calls, "cache", None) is None or args or kwargs or not _is_struct(message):
+        if getattr(_calls, "cache", None) is None or args or kwargs or not is_struct(message):
             return self._convert(message, *args, **kwargs)
         return _Pending(message)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
-
-
-def _is_struct(message: Any) -> bool:
-    descriptor = getattr(message, "DESCRIPTOR", None)
-    return descriptor is not None and descriptor.full_name == "google.protobuf.Struct"
-
-
-def struct_to_dict(struct: Any) -> dict[str, Any]:
-    """``json_format.MessageToDict`` of a ``google.protobuf.Struct``, without its generic printer.
-
-    protobuf's printer (json_format.py, pure Python under every backend) dispatches on descriptors for each
-    value; a resource's properties are a Struct of nested Values only, whose JSON form is fixed by the proto3
-    JSON mapping: null -> None, number -> float (infinity and NaN refused, as the printer refuses them), string,
-    bool, struct -> dict, list -> list. The same result, several times faster (tests/test_policy_runtime_struct.py
-    compares them on every shipped plan's resources). A map is read key by key: upb's map has no ``items()`` of
-    its own, and the generic mapping one costs half again as much.
-    """
-    fields = struct.fields
-    return {key: _value(fields[key]) for key in fields}
-
-
-def _value(value: Any) -> Any:
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "struct_value":
-        fields = value.struct_value.fields
-        return {key: _value(fields[key]) for key in fields}
-    if kind == "list_value":
-        return [_value(item) for item in value.list_value.values]
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "number_value":
-        return _number(value.number_value)
-    return None
-
-
-def _number(number: float) -> float:
-    if math.isinf(number) or math.isnan(number):
-        raise ValueError(f"Fail to serialize {number} for Value.number_value, which would parse as string_value")
-    return number
-
-
-def decode_struct(struct: Any, special: Callable[[Any], Any]) -> dict[str, Any]:
-    """``deserialize_properties(MessageToDict(struct))`` in one walk.
-
-    ``deserialize_properties`` rebuilds every map and list and hands a map that carries Pulumi's signature key
-    (an asset, an archive, a secret) to its own decoder; so does this, with ``special`` (the runtime's
-    ``_deserialize_property``) given that map as the printer converts it. Tests hold it to the runtime's answer.
-    """
-    fields = struct.fields
-    return {key: _decoded(fields[key], special) for key in fields}
-
-
-#: Pulumi's key for a map that encodes a typed value (pulumi_policy.deserialize.SPECIAL_SIG_KEY).
-SPECIAL_SIG_KEY = "4dabf18193072939515e22adb298388d"
-
-
-def _decoded(value: Any, special: Callable[[Any], Any]) -> Any:
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "struct_value":
-        fields = value.struct_value.fields
-        if SPECIAL_SIG_KEY in fields:
-            return special({key: _value(fields[key]) for key in fields})
-        return {key: _decoded(fields[key], special) for key in fields}
-    if kind == "list_value":
-        return [_decoded(item, special) for item in value.list_value.values]
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "number_value":
-        return _number(value.number_value)
-    return None
 
 
 def _deserializing(function: Callable[..., Any], special: Callable[[Any], Any]) -> Callable[..., Any]:
@@ -483,11 +413,46 @@ _SERVICER_NEEDED = ("_configure_runtime_settings", "_get_enforcement_level", "_c
                     "_get_policy_config", "_map_enforcement_level", "_get_resource_options", "_get_provider_resource")
 #: Set in the pack's environment to leave the runtime as it ships.
 GENERIC_RUNTIME_ENV = "GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME"
+#: The pulumi-policy minor whose private internals this module patches and its tests hold to the runtime as
+#: it ships. policies/pyproject.toml and pyproject.toml pin the same minor (``~=1.21.0``); another minor
+#: gets the runtime as it ships until this module has been reviewed against it (tests/test_policy_runtime.py).
+TESTED_MINOR = (1, 21)
+
+
+def tested_against(version: str) -> bool:
+    """Whether ``version`` (``1.21.0``, ``1.21.1rc1``) is of :data:`TESTED_MINOR`."""
+    parts = version.split(".")
+    if len(parts) < 2 or not parts[0].isdigit():
+        return False
+    minor = "".join(itertools.takewhile(str.isdigit, parts[1]))
+    return bool(minor) and (int(parts[0]), int(minor)) == TESTED_MINOR
+
+
+def runtime_version() -> str:
+    """The installed pulumi-policy's version ('' when its metadata cannot be read)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pulumi-policy")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def _refuse(why: str) -> bool:
+    import sys
+
+    tested = ".".join(map(str, TESTED_MINOR))
+    print(f"gpu-fungibility policy pack: {why}; the pack runs on pulumi-policy's runtime as it ships "
+          f"(the same verdicts, without the shared decoding or the batch call). policies/runtime.py is tested "
+          f"against pulumi-policy {tested}.x: pin pulumi-policy~={tested}.0, or review it for this version.",
+          file=sys.stderr, flush=True)
+    return False
 
 
 def install() -> bool:
-    """Share decoding in this process's policy runtime; False when its layout is not the one known (or when
-    ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME`` asks for the runtime as it ships)."""
+    """Share decoding in this process's policy runtime. False, the runtime left as it ships, when
+    ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME`` asks for that, or (with a line on stderr saying why) when the
+    installed pulumi-policy is not of :data:`TESTED_MINOR` or its layout is not the one known."""
     import os
 
     from pulumi_policy import deserialize
@@ -497,11 +462,15 @@ def install() -> bool:
         return True
     if os.environ.get(GENERIC_RUNTIME_ENV, "") not in ("", "0"):
         return False
+    version = runtime_version()
+    if not tested_against(version):
+        return _refuse(f"pulumi-policy {version or '(version unknown)'} is not the minor the runtime's patch "
+                       "was tested against")
     servicer = runtime._PolicyAnalyzerServicer if hasattr(runtime, "_PolicyAnalyzerServicer") else None
     if (servicer is None or not all(hasattr(runtime, name) for name in (*_NEEDED, *_STACK_NEEDED))
             or not all(hasattr(servicer, name) for name in _SERVICER_NEEDED)
             or not hasattr(deserialize, "_deserialize_property")):
-        return False
+        return _refuse(f"pulumi-policy {version} lacks the private names the runtime's patch replaces")
     runtime.json_format = _JsonFormat(runtime.json_format)
     runtime.deserialize_properties = _deserializing(runtime.deserialize_properties, deserialize._deserialize_property)
     runtime.unknown_checking_proxy = _memoized(_lazy_proxies()[2])

@@ -21,7 +21,7 @@ from pulumi_policy import deserialize, proxy
 
 import offline_plan.planjson as planjson
 import offline_plan.run as offline_run
-from policies import runtime
+from policies import decoding, runtime
 from policy_gate.analyzer import PolicyPackProcess, batch_replies, batch_request, frame
 from policy_gate.gate import Spool, resolve_config
 from tests.policy_fixtures import broken_gke_plan, eks_stack, find, gke_stack, shared_pack, to_plan
@@ -174,12 +174,12 @@ def _same(left, right) -> bool:
 def test_one_walk_decodes_as_deserialize_properties_of_message_to_dict(tree, own_event_loop):
     struct = _struct(tree)
     expected = deserialize.deserialize_properties(json_format.MessageToDict(struct))
-    assert _same(runtime.decode_struct(struct, deserialize._deserialize_property), expected)
+    assert _same(decoding.decode_struct(struct, deserialize._deserialize_property), expected)
 
 
 def test_one_walk_refuses_what_the_printer_refuses():
     with pytest.raises(ValueError):
-        runtime.decode_struct(_struct({"x": [float("inf")]}), deserialize._deserialize_property)
+        decoding.decode_struct(_struct({"x": [float("inf")]}), deserialize._deserialize_property)
 
 
 def _reads(value, path=()):
@@ -236,3 +236,59 @@ def test_a_servicer_without_the_state_it_reads_gets_the_runtimes_own_analyze_sta
     calls = []
     stack_once = runtime._analyze_stack(type("Runtime", (), {"proto": None})(), lambda *args: calls.append(args) or "shipped")
     assert stack_once(object(), "request", "context") == "shipped" and len(calls) == 1
+
+
+# ---- the pulumi-policy version the patch is tested against ------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "tested"), [
+    ("1.21.0", True), ("1.21.7", True), ("1.21.1rc1", True), ("1.21.0.dev3", True),
+    ("1.22.0", False), ("1.20.9", False), ("2.21.0", False), ("1.210.0", False), ("1", False), ("", False),
+    ("1.x", False),
+])
+def test_the_patch_knows_the_minor_it_is_tested_against(version, tested):
+    assert runtime.tested_against(version) is tested
+
+
+def test_every_pin_of_pulumi_policy_names_the_tested_minor():
+    """The project's and the pack's requirements and locks name the minor the patch is tested against, and the
+    one installed here (which these tests ran on) is of it: a bump of the pin comes with a review of the patch."""
+    import re
+    import tomllib
+
+    from policy_gate.analyzer import ROOT
+
+    minor = ".".join(map(str, runtime.TESTED_MINOR))
+    for project in (ROOT / "pyproject.toml", ROOT / "policies" / "pyproject.toml"):
+        dependencies = tomllib.loads(project.read_text())["project"]["dependencies"]
+        assert [d for d in dependencies if d.startswith("pulumi-policy")] == [f"pulumi-policy~={minor}.0"], project
+    for lock in (ROOT / "requirements.txt", ROOT / "policies" / "requirements.txt"):
+        pins = re.findall(r"^pulumi-policy==(\S+)", lock.read_text(), flags=re.MULTILINE)
+        assert len(pins) == 1 and runtime.tested_against(pins[0]), (lock, pins)
+    assert runtime.tested_against(runtime.runtime_version())
+
+
+FAKED_VERSION = '''
+import importlib.metadata as metadata
+
+_version = metadata.version
+metadata.version = lambda name: "1.22.0" if name.replace("_", "-") == "pulumi-policy" else _version(name)
+'''
+
+
+def test_on_an_untested_pulumi_policy_the_pack_runs_on_the_runtime_as_it_ships(tmp_path, monkeypatch):
+    """The pack started where pulumi-policy reports 1.22.0: the patch refuses to install, says so on stderr
+    (naming the version, the tested minor and the pin), and the pack answers from pulumi-policy's own runtime,
+    without the batch call and with the same verdicts."""
+    (tmp_path / "sitecustomize.py").write_text(FAKED_VERSION)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    with PolicyPackProcess() as pack:
+        monkeypatch.delenv("PYTHONPATH")
+        assert not pack.serves_batches()
+        plan = broken_gke_plan()
+        assert _answers(pack, plan, {}) == _answers(shared_pack(), plan, {})
+        pack._stderr.seek(0)
+        stderr = pack._stderr.read().decode()
+    assert "pulumi-policy 1.22.0 is not the minor the runtime's patch was tested against" in stderr
+    assert "pin pulumi-policy~=1.21.0" in stderr
+    shared_pack().configure(resolve_config(shared_pack().info(), {}))

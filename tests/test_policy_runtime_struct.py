@@ -1,4 +1,4 @@
-"""policies.runtime.struct_to_dict: json_format.MessageToDict's answer for a Struct, on real plans and edge cases."""
+"""policies.decoding.struct_to_dict: json_format.MessageToDict's answer for a Struct, on real plans and edge cases."""
 
 import math
 
@@ -7,7 +7,7 @@ from google.protobuf import json_format, struct_pb2
 
 from offline_plan.planjson import plan_document
 from offline_plan.run import run_stack_file
-from policies.runtime import struct_to_dict
+from policies.decoding import struct_to_dict
 
 
 def _struct(value: dict) -> struct_pb2.Struct:
