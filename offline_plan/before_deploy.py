@@ -2,13 +2,22 @@
 
 The "Before you deploy" block at the top of ``summary.md`` and on the terminal (the advisory about replicas
 that cannot fit is the simulator's: ``simulator.advisories``).
+
+What only a cloud knows comes from its share of the offline plan (:mod:`offline_plan.cloud_parts`):
+``account(cfg, provider) -> Item`` (which project, account or subscription the provider deploys into),
+``control_plane_items(cfg) -> list[Item]`` (how `pulumi up` reaches the API server, beyond the shared
+settings) and ``deletion(cfg) -> Item | None`` (where the cloud does not take cluster.deletionProtection);
+each is optional.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from offline_plan.cloud_parts import cloud_part
 
 #: Address ranges reserved for documentation (RFC 5737, RFC 3849): a stack that still lists one has
 #: not been given its real workstation or CI range, and nobody can reach its control plane.
@@ -30,21 +39,16 @@ def items(run: Any) -> list[Item]:
     return [_account(cfg, provider), *_control_plane(cfg), *_always_on(cfg), _deletion(cfg)]
 
 
+def _hook(cfg: Any, name: str) -> Callable[..., Any] | None:
+    """The function ``name`` of the stack's cloud's share of the offline plan, or None where it has none."""
+    return getattr(cloud_part(cfg.cluster.cloud), name, None)
+
+
 def _account(cfg: Any, provider: dict[str, Any]) -> Item:
-    cloud, location = cfg.cluster.cloud, cfg.cluster.location
-    if cloud == "gke":
-        project = provider.get("gcp:project")
-        if project:
-            return Item("ok", "project", f"Google Cloud project `{project}` (gcp:project), {location}")
-        return Item("warning", "project", "gcp:project is not set: the provider uses your gcloud default "
-                                          f"project; set it with `pulumi config set gcp:project <project>` ({location})")
-    if cloud == "eks":
-        return Item("ok", "account", f"the AWS account of your credentials (`aws sts get-caller-identity`), "
-                                     f"region {location}")
-    subscription = provider.get("azure-native:subscriptionId")
-    where = f"`{subscription}` (azure-native:subscriptionId)" if subscription else \
-        "of your credentials (ARM_SUBSCRIPTION_ID or `az account show`)"
-    return Item("ok", "subscription", f"Azure subscription {where}, region {location}")
+    account = _hook(cfg, "account")
+    if account is not None:
+        return account(cfg, provider)
+    return Item("ok", "account", f"the account of your credentials, region {cfg.cluster.location}")
 
 
 def _control_plane(cfg: Any) -> list[Item]:
@@ -59,9 +63,9 @@ def _control_plane(cfg: Any) -> list[Item]:
     if access.runner_cidrs:
         found.append(Item("ok", "control plane", f"`pulumi up` runs from {', '.join(access.runner_cidrs)} "
                                                  "(cluster.controlPlane.runnerCidrs)"))
-    if cfg.cluster.cloud == "gke" and access.dns_endpoint:
-        found.append(Item("ok", "control plane", "`pulumi up` and kubectl use the DNS endpoint "
-                                                 "(IAM-authorized, reachable from anywhere)"))
+    cloud_items = _hook(cfg, "control_plane_items")
+    if cloud_items is not None:
+        found.extend(cloud_items(cfg))
     for key, cidrs in (("authorizedNetworks", access.authorized_networks), ("runnerCidrs", access.runner_cidrs)):
         for i, cidr in enumerate(cidrs):
             path = f"cluster.controlPlane.{key}[{i}]"
@@ -100,10 +104,10 @@ def _always_on(cfg: Any) -> list[Item]:
 
 
 def _deletion(cfg: Any) -> Item:
-    cloud = cfg.cluster.cloud
-    if cloud == "aks":
-        return Item("ok", "deletion protection", "not set by this stack on AKS (cluster.deletionProtection "
-                                                 "applies to GKE and EKS)")
+    own = _hook(cfg, "deletion")
+    cloud_item = own(cfg) if own is not None else None
+    if cloud_item is not None:
+        return cloud_item
     if cfg.cluster.deletion_protection:
         return Item("ok", "deletion protection", "on: `pulumi destroy` cannot delete the cluster until "
                                                  "cluster.deletionProtection is false")

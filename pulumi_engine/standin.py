@@ -10,12 +10,12 @@ What it does and does not do, so nobody mistakes it for the real provider:
 - ``Check`` hands the program's inputs back unchanged: no defaults, no autonaming, no validation against the
   cloud's schema. What the engine records as a resource's inputs is therefore what the program sent.
 - ``Create`` in a preview answers the inputs plus the computed outputs the program reads back (the same table as
-  the offline plan's mocks, :data:`offline_plan.mocks.OUTPUTS_BY_TYPE`). In the ``first`` mode (a stack's first
+  the offline plan's mocks, :func:`offline_plan.mocks.outputs_by_type`). In the ``first`` mode (a stack's first
   preview) every computed value is unknown, as a real provider's are before the resource exists; in the
   ``update`` mode they are known, as they are once the resource exists, except a cluster's API server address and
   CA (:func:`without_credentials`). Outputs it does not list are left out, which the SDK reads as unknown in a
   preview.
-- ``Invoke`` answers the offline plan's canned results (:data:`offline_plan.mocks.CALL_RESULTS`).
+- ``Invoke`` answers the offline plan's canned results (:func:`offline_plan.mocks.call_results`).
 - ``Diff`` compares old and new inputs key by key; it knows none of the cloud's replacement rules
   (``plan_diff`` does).
 
@@ -71,10 +71,9 @@ def unknown_over(inputs: Any, outputs: Any) -> Any:
 
 def computed_outputs(type_: str, name: str, inputs: dict[str, Any], mode: str) -> dict[str, Any]:
     """The inputs and the computed outputs of a resource of ``type_`` in ``mode`` (see the module's docstring)."""
-    from offline_plan.mocks import OUTPUTS_BY_TYPE
+    from offline_plan.mocks import computed_outputs as mocked
 
-    extra = OUTPUTS_BY_TYPE.get(type_)
-    outputs = {**inputs, **(extra(name, inputs) if extra else {})}
+    outputs = mocked(type_, name, inputs)
     if mode == "first":
         return unknown_over(inputs, outputs)
     return with_cluster(type_, outputs) if mode == APPLY else without_credentials(type_, outputs)
@@ -211,12 +210,13 @@ def _servicer(package: str, version: str, mode: str):
             return empty_pb2.Empty()
 
         def Invoke(self, request, context):  # noqa: N802
-            from offline_plan.mocks import CALL_RESULTS
+            from offline_plan.mocks import call_results
 
-            if request.tok not in CALL_RESULTS:
+            results = call_results()
+            if request.tok not in results:
                 return provider_pb2.InvokeResponse(failures=[provider_pb2.CheckFailure(
                     reason=f"the {package} stand-in has no answer for {request.tok}")])
-            result = CALL_RESULTS[request.tok]
+            result = results[request.tok]
             if request.tok in CREDENTIAL_INVOKES:
                 result = _kubeconfigs_for_cluster(result) if mode == APPLY else {k: UNKNOWN for k in result}
             return provider_pb2.InvokeResponse(**{"return": to_struct(result)})

@@ -18,6 +18,7 @@ import yaml
 from gpu_fungibility.autoscaler_priorities import UNLISTED_PRIORITY
 from gpu_fungibility.node_selection import CLOUD_EFFECTS, NodeTaint, PodPlacement, evaluate
 
+from offline_plan import eks as eks_mocks
 from offline_plan import mocks
 from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
 from stacks.loader import ConfigError
@@ -154,7 +155,7 @@ def test_asg_node_template_tags_describe_labels_and_taints(dev):
             tag.inputs["tag"]["value"]
     prefix = "k8s.io/cluster-autoscaler/node-template/"
     for ng in node_groups(dev).values():
-        mocked_asg = mocks._node_group(ng.name, ng.inputs)["resources"][0]["autoscalingGroups"][0]["name"]
+        mocked_asg = eks_mocks.node_group(ng.name, ng.inputs)["resources"][0]["autoscalingGroups"][0]["name"]
         expected = {f"{prefix}label/{k}": v for k, v in ng.inputs["labels"].items()}
         expected[f"{prefix}taint/nvidia.com/gpu"] = "true:NoSchedule"
         assert tags_by_asg.get(mocked_asg) == expected, f"{ng.urn}: ASG {mocked_asg} tags"
@@ -313,7 +314,7 @@ def test_control_plane_is_private_by_default(minimal):
     (rule,) = minimal.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     assert rule.inputs["cidrIpv4"] == "10.0.250.0/24", rule.urn
     assert (rule.inputs["fromPort"], rule.inputs["toPort"], rule.inputs["ipProtocol"]) == (443, 443, "tcp"), rule.urn
-    assert rule.inputs["securityGroupId"] == f"sg-{mocks._short_hash(cluster.name)}", rule.urn
+    assert rule.inputs["securityGroupId"] == f"sg-{mocks.short_hash(cluster.name)}", rule.urn
     provider = minimal.named("mini-k8s")
     assert rule.urn in provider.dependencies, "the provider waits until the runner may reach the API"
 

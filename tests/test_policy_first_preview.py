@@ -32,9 +32,9 @@ def _level(result, policy: str) -> str:
 
 def _computed(type_: str, name: str, inputs):
     """What the stand-in providers compute (the offline plan's mocks' table, as pulumi_engine.standin uses it)."""
-    from offline_plan.mocks import OUTPUTS_BY_TYPE
+    from offline_plan.mocks import outputs_by_type
 
-    extra = OUTPUTS_BY_TYPE.get(type_)
+    extra = outputs_by_type().get(type_)
     return extra(name, dict(inputs)) if extra else {}
 
 
