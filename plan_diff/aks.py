@@ -1,4 +1,5 @@
-"""Which changed properties replace an azure-native resource, from pulumi-azure-native's own sources.
+"""AKS's share of the plan diff: which azure-native changes replace a resource, from pulumi-azure-native's own
+sources, and what a replaced cluster or agent pool means.
 
 pulumi-azure-native decides replacements from two sources (both read here):
 
@@ -21,41 +22,48 @@ replacing).
 
 from __future__ import annotations
 
-from plan_diff.properties import parse_path
+from typing import Any
+
+from plan_diff.rules import Rule, rules_from
 
 AZURE_NATIVE_REPLACEMENT = ("pulumi/pulumi-azure-native provider/pkg/gen/replacement.go (forceNewMap), read at "
                             "1b7112af33c62b247daed1028686bf279f4d5e69 for the pinned pulumi-azure-native 3.29.0")
 AZURE_NATIVE_PATH = ("the Azure resource id (URL path parameters of the azure-native resource), read in its pinned "
                      "pulumi-azure-native 3.29.0 SDK's Args")
 
+CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 
-def _table(rule_type: type, source: str, *paths: str) -> list:
-    return [rule_type(parse_path(p), source) for p in paths]
+REPLACEMENT_RULES: dict[str, list[Rule]] = {
+    CLUSTER_TYPE: [
+        *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "resourceName"),
+        *rules_from(AZURE_NATIVE_REPLACEMENT, "diskEncryptionSetID", "dnsPrefix", "fqdnSubdomain", "linuxProfile",
+               "location", "networkProfile", "nodeResourceGroup", "windowsProfile"),
+    ],
+    AGENT_POOL_TYPE: [
+        *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "resourceName", "agentPoolName"),
+        *rules_from(AZURE_NATIVE_REPLACEMENT, "gpuInstanceProfile", "vmSize", "networkProfile.nodePublicIPTags"),
+    ],
+    "azure-native:network:VirtualNetwork": [
+        *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName"),
+        *rules_from(AZURE_NATIVE_REPLACEMENT, "location"),
+    ],
+    "azure-native:network:Subnet": rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName", "subnetName"),
+    "azure-native:resources:ResourceGroup": [
+        *rules_from(AZURE_NATIVE_PATH, "resourceGroupName"),
+        *rules_from(AZURE_NATIVE_REPLACEMENT, "location"),
+    ],
+}
+
+CLUSTERS = {CLUSTER_TYPE: "AKS cluster"}
+POOLS = {AGENT_POOL_TYPE: "agent pool"}
 
 
-def azure_native_rules(rule_type: type) -> dict[str, list]:
-    """Replacement rules by azure-native type, as ``rule_type(path, source)``: ``plan_diff.rules`` builds
-    its ``AKS_TABLES`` from this beside ``GKE_TABLES`` and ``EKS_TABLES`` (it passes its ``Rule`` in, so this
-    module does not import it back)."""
-    return {
-        "azure-native:containerservice:ManagedCluster": [
-            *_table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName", "resourceName"),
-            *_table(rule_type, AZURE_NATIVE_REPLACEMENT, "diskEncryptionSetID", "dnsPrefix", "fqdnSubdomain",
-                    "linuxProfile", "location", "networkProfile", "nodeResourceGroup", "windowsProfile"),
-        ],
-        "azure-native:containerservice:AgentPool": [
-            *_table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName", "resourceName", "agentPoolName"),
-            *_table(rule_type, AZURE_NATIVE_REPLACEMENT, "gpuInstanceProfile", "vmSize",
-                    "networkProfile.nodePublicIPTags"),
-        ],
-        "azure-native:network:VirtualNetwork": [
-            *_table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName"),
-            *_table(rule_type, AZURE_NATIVE_REPLACEMENT, "location"),
-        ],
-        "azure-native:network:Subnet": _table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName",
-                                              "virtualNetworkName", "subnetName"),
-        "azure-native:resources:ResourceGroup": [
-            *_table(rule_type, AZURE_NATIVE_PATH, "resourceGroupName"),
-            *_table(rule_type, AZURE_NATIVE_REPLACEMENT, "location"),
-        ],
-    }
+def accelerator(type_: str, inputs: dict[str, Any]) -> str | None:
+    """"GPU" for an agent pool that carries accelerators (a GPU profile or GPU labels), None otherwise."""
+    if type_ != AGENT_POOL_TYPE:
+        return None
+    labels = inputs.get("nodeLabels") or {}
+    if inputs.get("gpuProfile") or any("nvidia.com/gpu" in k for k in labels):
+        return "GPU"
+    return None

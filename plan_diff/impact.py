@@ -1,48 +1,48 @@
-"""What a replaced or deleted cluster, accelerator pool, claim or workload means for running replicas."""
+"""What a replaced or deleted cluster, accelerator pool, claim or workload means for running replicas.
+
+Which resource types are a cloud's clusters and pools, what it calls them, whether a pool carries accelerators
+and which in-place updates recreate its nodes come from that cloud's share of the plan diff (``plan_diff/gke.py``:
+``CLUSTERS``, ``POOLS``, ``accelerator``, ``node_recreating_update``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from offline_plan.cloud_parts import registered_parts
 from plan_diff.compare import PlanDiff, ResourceChange
 from plan_diff.properties import format_path
+from plan_diff.rules import AREA
 
-CLUSTERS = {"gcp:container/cluster:Cluster": "GKE cluster", "aws:eks/cluster:Cluster": "EKS cluster",
-            "azure-native:containerservice:ManagedCluster": "AKS cluster"}
-POOLS = {"gcp:container/nodePool:NodePool": "node pool", "aws:eks/nodeGroup:NodeGroup": "node group",
-         "azure-native:containerservice:AgentPool": "agent pool"}
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 
+def clusters() -> dict[str, str]:
+    """What each registered cloud calls its cluster, by resource type ("GKE cluster")."""
+    return _by_type("CLUSTERS")
+
+
+def pools() -> dict[str, str]:
+    """What each registered cloud calls a pool of nodes, by resource type ("node pool", "node group")."""
+    return _by_type("POOLS")
+
+
+def _by_type(table: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for part in registered_parts(AREA):
+        for type_, noun in getattr(part, table, {}).items():
+            found.setdefault(type_, noun)
+    return found
+
+
 def accelerator(type_: str, inputs: dict[str, Any]) -> str | None:
-    """"GPU" or "TPU" for a pool that carries accelerators, None for a CPU pool."""
-    if type_ == "gcp:container/nodePool:NodePool":
-        node_config = inputs.get("nodeConfig") or {}
-        labels = node_config.get("labels") or {}
-        if str(node_config.get("machineType", "")).startswith("ct") or any("tpu" in k for k in labels):
-            return "TPU"
-        if node_config.get("guestAccelerators") or any("nvidia.com/gpu" in k for k in labels):
-            return "GPU"
-    if type_ == "aws:eks/nodeGroup:NodeGroup":
-        ami = str(inputs.get("amiType", ""))
-        labels = inputs.get("labels") or {}
-        if any(word in ami for word in ("NVIDIA", "GPU", "NEURON")) or any("nvidia.com/gpu" in k for k in labels):
-            return "GPU"
-    if type_ == "azure-native:containerservice:AgentPool":
-        labels = inputs.get("nodeLabels") or {}
-        if inputs.get("gpuProfile") or any("nvidia.com/gpu" in k for k in labels):
-            return "GPU"
+    """"GPU" or "TPU" for a pool that carries accelerators, None for a CPU pool (or a type no cloud knows)."""
+    for part in registered_parts(AREA):
+        if type_ in getattr(part, "POOLS", {}):
+            return part.accelerator(type_, inputs)
     return None
-
-
-#: GKE node pool fields pulumi-gcp updates in place (not ForceNew: tests/fixtures/terraform_google_container_
-#: forcenew.json) by an upgrade that recreates every node: google/container/v1 cluster_service.proto,
-#: UpdateNodePoolRequest ``machine_type``, ``disk_type``, ``disk_size_gb`` ("Initiates an upgrade operation that
-#: migrates the nodes in the node pool to the specified machine type", googleapis/googleapis cf6f9ee).
-GKE_NODE_RECREATING_UPDATES = {("nodeConfig", "machineType"): "machine type", ("nodeConfig", "diskType"): "disk type",
-                               ("nodeConfig", "diskSizeGb"): "disk size"}
 
 
 def warnings(diff: PlanDiff) -> list[tuple[str, str]]:
@@ -62,18 +62,13 @@ def warnings(diff: PlanDiff) -> list[tuple[str, str]]:
 
 
 def _node_recreating_update(change: ResourceChange) -> str | None:
-    if change.type != "gcp:container/nodePool:NodePool":
-        return None
-    kind = accelerator(change.type, change.resource.inputs)
-    changed = [GKE_NODE_RECREATING_UPDATES[p.path[:2]] for p in change.properties
-               if tuple(p.path[:2]) in GKE_NODE_RECREATING_UPDATES]
-    if kind is None or not changed:
-        return None
-    what = ", ".join(dict.fromkeys(changed))
-    return (f"**{kind} node pool `{_object_name(change)}` is updated in place, and GKE replaces every node** (changed: "
-            f"{what}): the pool keeps its name, but GKE migrates its nodes to the new {what} with the pool's upgrade "
-            "strategy (surge by default), so each GPU node is drained and deleted. The replicas running there are "
-            "evicted and stay Pending until new nodes are up, or land on the next pool of their fallback order.")
+    """A cloud's warning for an in-place update that recreates a pool's nodes (``node_recreating_update``)."""
+    for part in registered_parts(AREA):
+        judge = getattr(part, "node_recreating_update", None)
+        message = judge(change, _object_name(change)) if judge is not None else None
+        if message:
+            return message
+    return None
 
 
 def _object_name(change: ResourceChange) -> str:
@@ -93,21 +88,22 @@ def _why(change: ResourceChange) -> str:
 def _message(change: ResourceChange) -> str | None:
     type_, name = change.type, _object_name(change)
     verb = "replaced" if change.op == "replace" else "deleted"
-    if type_ in CLUSTERS:
+    cluster, pool = clusters().get(type_), pools().get(type_)
+    if cluster:
         if change.op == "replace":
-            return (f"**{CLUSTERS[type_]} `{name}` is replaced**{_why(change)}: a new cluster is built and the old "
+            return (f"**{cluster} `{name}` is replaced**{_why(change)}: a new cluster is built and the old "
                     "one deleted, with every node, every running replica and every object in it; the API endpoint "
                     "and credentials change. Deletion protection, when on, stops `pulumi up` before the delete.")
-        return f"**{CLUSTERS[type_]} `{name}` is deleted**: every workload on it stops."
-    if type_ in POOLS:
+        return f"**{cluster} `{name}` is deleted**: every workload on it stops."
+    if pool:
         kind = accelerator(type_, change.resource.inputs)
         if kind is None:
             return None
         if change.op == "replace":
-            return (f"**{kind} {POOLS[type_]} `{name}` is replaced**{_why(change)}: its nodes are drained and "
+            return (f"**{kind} {pool} `{name}` is replaced**{_why(change)}: its nodes are drained and "
                     "deleted and new ones created. The replicas running there are evicted and stay Pending until "
                     "the new nodes are up, or land on the next pool of their fallback order that has capacity.")
-        return (f"**{kind} {POOLS[type_]} `{name}` is deleted**: its nodes are drained; their replicas move to the "
+        return (f"**{kind} {pool} `{name}` is deleted**: its nodes are drained; their replicas move to the "
                 "remaining pools of their fallback order or stay Pending.")
     if type_ == CLAIM_TEMPLATE:
         if change.op == "replace":

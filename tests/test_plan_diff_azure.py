@@ -14,6 +14,9 @@ import pytest
 
 from offline_plan.planjson import plan_document
 from offline_plan.run import run_stack_file
+from plan_diff import aks as aks_diff
+from plan_diff import eks as eks_diff
+from plan_diff import gke as gke_diff
 from plan_diff import impact, rules
 from plan_diff.compare import compare
 from tests.test_plan_diff_rules import _walk
@@ -44,9 +47,9 @@ def test_every_azure_rule_path_exists_in_the_sdk(type_):
 def test_the_aks_tables_sit_beside_gke_and_eks_and_name_the_provider_version_read():
     lock = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text()
     pinned = re.search(r"^pulumi-azure-native==(\S+)", lock, re.MULTILINE).group(1)
-    assert set(rules.AKS_TABLES) == set(ARGS)
-    assert not set(rules.AKS_TABLES) & (set(rules.GKE_TABLES) | set(rules.EKS_TABLES))
-    for type_, table in rules.AKS_TABLES.items():
+    assert set(aks_diff.REPLACEMENT_RULES) == set(ARGS)
+    assert not set(aks_diff.REPLACEMENT_RULES) & (set(gke_diff.REPLACEMENT_RULES) | set(eks_diff.REPLACEMENT_RULES))
+    for type_, table in aks_diff.REPLACEMENT_RULES.items():
         assert rules.rules_for(type_, {}) is table
         for rule in table:
             assert "read at" in rule.source or "read in its" in rule.source, rule.source

@@ -10,8 +10,10 @@ import pytest
 
 from plan_diff import render
 from plan_diff.compare import compare
+from plan_diff.eks import AWS_CLUSTER
+from plan_diff.gke import GOOGLE_NODE_POOL
 from plan_diff.properties import SECRET_SIG, SECRET_SIG_KEY, format_path, parse_path
-from plan_diff.rules import AWS_CLUSTER, GOOGLE_NODE_POOL, KUBERNETES_RESOURCE_VALIDATION, PULUMI_KUBERNETES_DIFF
+from plan_diff.rules import KUBERNETES_RESOURCE_VALIDATION, PULUMI_KUBERNETES_DIFF
 
 P = "urn:pulumi:dev::gpu-fungibility::"
 STACK = P + "pulumi:pulumi:Stack::gpu-fungibility-dev"
