@@ -24,6 +24,9 @@ import pulumi
 from pulumi.provider.experimental.util import camel_case
 
 from .errors import ComponentArgsError
+from .schema_docs import teach_analyzer
+
+teach_analyzer()  # fields the components share are declared once, on a base: the schema must still see their docs
 
 PACKAGE = "gpu-fungibility"
 

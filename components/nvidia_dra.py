@@ -27,17 +27,16 @@ nodes; the controller only runs with ComputeDomains anyway).
 
 import copy
 from collections.abc import Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import clouds, helm_values, images, pins
-from .base import Issues, LibraryComponent, resolved
+from . import clouds, helm_values, pins
+from .base import Issues, LibraryComponent
+from .driver_release import DriverRelease, DriverReleaseArgs
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint, tolerations_for
-from .pool_args import Taint, taint_issues, taints_of
-from .releases import chart_issues, helm_release, privileged_namespace
 from .wiring_keys import GPU_DRA, GPU_PRESENT, GPU_TAINT_KEY
 
 RELEASE_NAME = "dra-driver-nvidia-gpu"
@@ -82,79 +81,49 @@ def nvidia_dra_values(cloud: str, taints: Sequence[NodeTaint], *, resource_quota
     return helm_values.merge(values, extra or {})
 
 
-class NvidiaDraDriverArgs(TypedDict):
-    """The NVIDIA DRA driver release and where its kubelet plugin runs."""
+class NvidiaDraDriverArgs(DriverReleaseArgs):
+    """The NVIDIA DRA driver release (chart and namespace ``dra-driver-nvidia-gpu`` by default) and where its
+    kubelet plugin runs: the DRA GPU pools whose ``node_taints`` it is given."""
 
     cloud: str
     """``gke`` or ``eks``: where the driver lives on the host and how critical pods are admitted."""
-    node_taints: NotRequired[pulumi.Input[list[Taint]]]
-    """Every taint on the nodes of the DRA GPU pools it serves (their ``node_taints`` outputs): the kubelet
-    plugin tolerates each one explicitly."""
     resource_quota: NotRequired[bool]
     """Create seed 004's ResourceQuota admitting system-critical pods in the driver's namespace
     (default: on EKS; on GKE the plugin runs without a priority class instead)."""
-    chart: NotRequired[str]
-    """The chart reference (default: the pinned ``dra-driver-nvidia-gpu`` OCI chart)."""
-    version: NotRequired[str]
-    """The exact chart version (default: the pinned one)."""
-    repository: NotRequired[str]
-    """The chart repository, for a chart that is not an ``oci://`` reference."""
-    namespace: NotRequired[str]
-    """The namespace the stack creates for the driver (default ``dra-driver-nvidia-gpu``)."""
-    values: NotRequired[dict[str, Any]]
-    """Chart values merged over the library's (Helm's merge: a null deletes a default)."""
 
 
-class NvidiaDraDriver(LibraryComponent):
+class NvidiaDraDriver(DriverRelease):
     """Namespace, optional ResourceQuota and the pinned ``dra-driver-nvidia-gpu`` Helm release.
 
     Pass the cluster's Kubernetes provider through ``opts`` (``providers=[...]``).
     """
 
     LEGACY_TYPE = "gpu-fungibility:nvidia_dra:NvidiaDraDriver"
-
-    namespace: pulumi.Output[str]
-    """The driver's namespace."""
-    release_name: pulumi.Output[str]
-    """The Helm release's name."""
-    values: pulumi.Output[dict[str, Any]]
-    """The values the release was given."""
-
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return driver_issues(args)
+    RELEASE_NAME = RELEASE_NAME
+    CHART, VERSION, NAMESPACE = pins.NVIDIA_DRA_CHART, pins.NVIDIA_DRA_VERSION, pins.NVIDIA_DRA_NAMESPACE
 
     def __init__(self, name: str, args: NvidiaDraDriverArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        profile = clouds.profile(args["cloud"])
-        quota_wanted = args.get("resource_quota", profile.nvidia_dra_quota_by_default)
-        chart, version = args.get("chart", pins.NVIDIA_DRA_CHART), args.get("version", pins.NVIDIA_DRA_VERSION)
-        extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
-        values = resolved(args.get("node_taints", []), lambda taints: nvidia_dra_values(
-            profile.name, taints_of(taints), resource_quota=quota_wanted, extra=extra))
-        namespace = privileged_namespace(self, name, args.get("namespace", pins.NVIDIA_DRA_NAMESPACE))
-        quota = critical_pods_quota(self, name, namespace) if quota_wanted else None
-        release = helm_release(
-            self, name, RELEASE_NAME, chart=chart, version=version, repository=args.get("repository"),
-            namespace=namespace.metadata.name, values=values, depends_on=[quota] if quota else [],
-            create_namespace=False, allow_null_values=True)  # null removes a chart default (controller.affinity)
-        self.namespace = namespace.metadata.name
-        self.release_name = release.name
-        self.values = pulumi.Output.from_input(values)
-        self.register()
+        super().__init__(name, args, opts)
+
+    @classmethod
+    def own_issues(cls, args: Any) -> Issues:
+        try:
+            clouds.profile(args["cloud"])
+        except UnknownCloudError as exc:
+            return exc.issues
+        return []
+
+    def chart_values(self, args: Any, taints: Sequence[NodeTaint], extra: dict[str, Any]) -> dict[str, Any]:
+        return nvidia_dra_values(clouds.profile(args["cloud"]).name, taints, resource_quota=quota_wanted(args),
+                                 extra=extra)
+
+    def before_release(self, name: str, args: Any, namespace: k8s.core.v1.Namespace) -> list[pulumi.Resource]:
+        return [critical_pods_quota(self, name, namespace)] if quota_wanted(args) else []
 
 
-def driver_issues(args: NvidiaDraDriverArgs) -> Issues:
-    issues = chart_issues(dict(args))
-    try:
-        clouds.profile(args["cloud"])
-    except UnknownCloudError as exc:
-        issues += exc.issues
-    taints = args.get("node_taints")
-    if isinstance(taints, list):
-        issues += taint_issues(taints, "node_taints")
-    return issues
+def quota_wanted(args: NvidiaDraDriverArgs) -> bool:
+    """Whether the driver's namespace gets the ResourceQuota: as asked, else as the cloud's profile says."""
+    return bool(args.get("resource_quota", clouds.profile(args["cloud"]).nvidia_dra_quota_by_default))
 
 
 def critical_pods_quota(parent: LibraryComponent, name: str,

@@ -24,17 +24,15 @@ itself (:func:`resource_slice_policy`).
 
 import copy
 from collections.abc import Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 import pulumi
 from pulumi_kubernetes import admissionregistration
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-from . import helm_values, images, pins
-from .base import Issues, LibraryComponent, resolved
+from . import helm_values, pins
+from .driver_release import DriverRelease, DriverReleaseArgs
 from .node_selection import NodeTaint, tolerations_for
-from .pool_args import Taint, taint_issues, taints_of
-from .releases import chart_issues, helm_release, privileged_namespace
 from .wiring_keys import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY
 
 admission_v1 = admissionregistration.v1
@@ -130,62 +128,26 @@ def resource_slice_policy(namespace: str, account: str) -> tuple[dict[str, Any],
     return policy, binding
 
 
-class TpuDraDriverArgs(TypedDict):
-    """The TPU DRA driver release and the TPU pools it serves."""
-
-    node_taints: NotRequired[pulumi.Input[list[Taint]]]
-    """Every taint on the nodes of the TPU pools it serves (their ``node_taints`` outputs)."""
-    chart: NotRequired[str]
-    """The chart reference (default: the pinned ``dra-driver-google-tpu`` OCI chart)."""
-    version: NotRequired[str]
-    """The exact chart version (default: the pinned one)."""
-    repository: NotRequired[str]
-    """The chart repository, for a chart that is not an ``oci://`` reference."""
-    namespace: NotRequired[str]
-    """The namespace the stack creates for the driver (default ``dra-driver-google-tpu``)."""
-    values: NotRequired[dict[str, Any]]
-    """Chart values merged over the library's (Helm's merge: a null deletes a default)."""
+class TpuDraDriverArgs(DriverReleaseArgs):
+    """The TPU DRA driver release (chart and namespace ``dra-driver-google-tpu`` by default) and the TPU pools
+    it serves (their ``node_taints``)."""
 
 
-def tpu_driver_issues(args: TpuDraDriverArgs) -> Issues:
-    issues = chart_issues(dict(args))
-    taints = args.get("node_taints")
-    if isinstance(taints, list):
-        issues += taint_issues(taints, "node_taints")
-    return issues
-
-
-class TpuDraDriver(LibraryComponent):
+class TpuDraDriver(DriverRelease):
     """Namespace and the pinned ``dra-driver-google-tpu`` Helm release (provider via ``opts``)."""
 
     LEGACY_TYPE = "gpu-fungibility:tpu_dra:TpuDraDriver"
-
-    namespace: pulumi.Output[str]
-    """The driver's namespace."""
-    release_name: pulumi.Output[str]
-    """The Helm release's name."""
-    values: pulumi.Output[dict[str, Any]]
-    """The values the release was given."""
-
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return tpu_driver_issues(args)
+    RELEASE_NAME = RELEASE_NAME
+    CHART, VERSION, NAMESPACE = pins.TPU_DRA_CHART, pins.TPU_DRA_VERSION, pins.TPU_DRA_NAMESPACE
 
     def __init__(self, name: str, args: TpuDraDriverArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        chart, version = args.get("chart", pins.TPU_DRA_CHART), args.get("version", pins.TPU_DRA_VERSION)
-        extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
-        values = resolved(args.get("node_taints", []), lambda taints: tpu_dra_values(taints_of(taints), extra))
-        namespace = privileged_namespace(self, name, args.get("namespace", pins.TPU_DRA_NAMESPACE))
-        release = helm_release(
-            self, name, RELEASE_NAME, chart=chart, version=version, repository=args.get("repository"),
-            namespace=namespace.metadata.name, values=values, create_namespace=False, allow_null_values=True)
-        self._slice_policy(name, namespace.metadata.name, values)
-        self.namespace = namespace.metadata.name
-        self.release_name = release.name
-        self.values = pulumi.Output.from_input(values)
-        self.register()
+        super().__init__(name, args, opts)
+
+    def chart_values(self, args: Any, taints: Sequence[NodeTaint], extra: dict[str, Any]) -> dict[str, Any]:
+        return tpu_dra_values(taints, extra)
+
+    def after_release(self, name: str, namespace: pulumi.Input[str], values: Any) -> None:
+        self._slice_policy(name, namespace, values)
 
     def _slice_policy(self, name: str, namespace: pulumi.Input[str], values: Any) -> None:
         """The project's ResourceSlice policy for the plugin (see the module's docstring)."""
