@@ -8,7 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import aks_node_pools, catalog, clouds, node_capacity
+from gpu_fungibility import aks_node_pools, catalog, clouds
+from gpu_fungibility.clouds.aks import capacity as aks_capacity
 from gpu_fungibility.clouds.aks import machines as aks_machines
 
 from tests import machine_data
@@ -123,9 +124,9 @@ def test_azure_names_its_pcie_parts_apart_from_the_sxm_parts():
 def test_cpu_reservations_follow_aks_table():
     # learn.microsoft.com/azure/aks/node-resource-reservations, "CPU reservations".
     table = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
-    assert {cores: node_capacity.aks_cpu_reserved_millicores(cores) for cores in table} == table
-    assert node_capacity.aks_cpu_reserved_millicores(24) == 420  # between rows: the larger reservation
-    assert node_capacity.aks_cpu_reserved_millicores(96) == 1060
+    assert {cores: aks_capacity.cpu_reserved_millicores(cores) for cores in table} == table
+    assert aks_capacity.cpu_reserved_millicores(24) == 420  # between rows: the larger reservation
+    assert aks_capacity.cpu_reserved_millicores(96) == 1060
 
 
 def test_memory_reservation_is_the_lesser_of_the_pod_formula_and_a_quarter_plus_eviction():

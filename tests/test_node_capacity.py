@@ -6,6 +6,7 @@ schedule), and must stay within ``TOLERANCE`` of the measurement (so it does not
 
 import pytest
 from gpu_fungibility import catalog, clouds, node_capacity
+from gpu_fungibility.clouds.gke import capacity as gke_capacity
 from gpu_fungibility.dra_cel.quantity import Quantity
 
 from tests.machine_data import read_rows, real_host_shape
@@ -71,7 +72,7 @@ def test_gke_reserves_its_tiers_of_nominal_memory_from_capacity(row):
     """What a GKE node keeps between capacity and allocatable is the tiers plus eviction, to the MiB."""
     host = real_host_shape("gke", row["machine"])
     measured = _mib(row["capacity"]) - _mib(row["allocatable"])
-    modelled = node_capacity.gke_kube_reserved_mib(host.memory_gib * 1024) + node_capacity.EVICTION_HARD_MIB
+    modelled = gke_capacity.kube_reserved_mib(host.memory_gib * 1024) + node_capacity.EVICTION_HARD_MIB
     assert abs(measured - modelled) <= 2
 
 

@@ -8,6 +8,7 @@ from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, machines_hint, register
 from ..eks import Eks
+from . import capacity as capacity_model
 from . import machines as machine_table
 
 if TYPE_CHECKING:
@@ -52,17 +53,17 @@ class Aks(CloudProfile):
     machines = machine_table.MACHINES
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
-        # The kernel's share fitted below AKS measurements (node_capacity.aks_kernel_reserved_mib).
+        # The kernel's share fitted below AKS measurements (capacity.kernel_reserved_mib).
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
-        return host.vcpus * 1000, int(nominal - node_capacity.aks_kernel_reserved_mib(nominal))
+        return host.vcpus * 1000, int(nominal - capacity_model.kernel_reserved_mib(nominal))
 
     def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
-        # AKS 1.29+: CPU by cores, memory min(20 MiB x maxPods + 50 MiB, 25%) (node_capacity, AKS section);
+        # AKS 1.29+: CPU by cores, memory min(20 MiB x maxPods + 50 MiB, 25%) (capacity.py);
         # the 100 MiB memory.available hard eviction threshold is the base class's.
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
         max_pods = host.max_pods or machine_table.MAX_PODS
-        return (node_capacity.aks_cpu_reserved_millicores(host.vcpus),
-                node_capacity.aks_kube_reserved_mib(nominal, max_pods))
+        return (capacity_model.cpu_reserved_millicores(host.vcpus),
+                capacity_model.kube_reserved_mib(nominal, max_pods))
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         return Eks.accelerator_labels(self, family, dra)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import capacity as capacity_model
 from . import machines as machine_table
 
 if TYPE_CHECKING:
@@ -40,16 +41,16 @@ class Eks(CloudProfile):
     machines = machine_table.MACHINES
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
-        # A share fitted below public measurements (node_capacity.eks_kernel_reserved_mib).
+        # A share fitted below public measurements (capacity.kernel_reserved_mib).
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
-        return host.vcpus * 1000, int(nominal - node_capacity.eks_kernel_reserved_mib(nominal))
+        return host.vcpus * 1000, int(nominal - capacity_model.kernel_reserved_mib(nominal))
 
     def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
-        # AL2023 nodeadm: 11 MiB x maxPods + 255 MiB (node_capacity.eks_kube_reserved_mib). maxPods is the
+        # AL2023 nodeadm: 11 MiB x maxPods + 255 MiB (capacity.kube_reserved_mib). maxPods is the
         # VPC CNI's ENI figure nodeadm computes; a lower maxPods (a kubelet override, a cap) reserves less,
         # so the estimate then errs low.
         max_pods = host.max_pods or self.DEFAULT_MAX_PODS
-        return cpu_reserved_millicores(host.vcpus), node_capacity.eks_kube_reserved_mib(max_pods)
+        return cpu_reserved_millicores(host.vcpus), capacity_model.kube_reserved_mib(max_pods)
 
     #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
     AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")

@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import capacity as capacity_model
 from . import machines as machine_table
 
 if TYPE_CHECKING:
@@ -43,14 +44,14 @@ class Gke(CloudProfile):
         return super().host_shape(machine) or machine_table.n1_host_shape(machine)
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
-        # The Cluster Autoscaler's GCE template model of MemTotal on COS (node_capacity.gke_kernel_reserved_mib).
+        # The Cluster Autoscaler's GCE template model of MemTotal on COS (capacity.kernel_reserved_mib).
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
-        return host.vcpus * 1000, int(nominal - node_capacity.gke_kernel_reserved_mib(nominal))
+        return host.vcpus * 1000, int(nominal - capacity_model.kernel_reserved_mib(nominal))
 
     def kube_reserved(self, host: catalog.HostShape) -> CpuMemory:
-        # GKE's tiers, of the nominal memory (node_capacity.GKE_MEMORY_TIERS).
+        # GKE's tiers, of the nominal memory (capacity.GKE_MEMORY_TIERS).
         nominal = host.memory_gib * node_capacity.MIB_PER_GIB
-        return cpu_reserved_millicores(host.vcpus), node_capacity.gke_kube_reserved_mib(nominal)
+        return cpu_reserved_millicores(host.vcpus), capacity_model.kube_reserved_mib(nominal)
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
         if family == "tpu":
