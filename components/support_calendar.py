@@ -17,16 +17,22 @@ minor the cluster is *created* with, alike on every cloud: pulumi-gcp sends ``mi
 cluster's ``initialClusterVersion``, EKS ``version`` and AKS ``kubernetesVersion`` are the create version
 (:func:`create_minor`).
 
-A minor more than one past every cloud's newest minor in :data:`CALENDAR` is offered by no cloud (as read on
+Each cloud's rows live in its folder (``clouds/<cloud>/calendar.py``, the profile's ``support_calendar`` and,
+for a cloud with release channels, ``channel_default_minor``); this module asks the registered clouds.
+
+A minor more than one past every cloud's newest minor in :func:`calendar` is offered by no cloud (as read on
 :data:`AS_OF`): :func:`unoffered_minor_problem` refuses it. The next minor after the newest, and a minor newer
 than one cloud's newest entry but not than all, are only warned (the upstream release and a cloud's rapid
 channel or preview may come before the calendar is read again).
 """
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
-#: When the calendar below was read from its sources.
+from .errors import UnknownCloudError
+
+#: When every cloud's calendar was read from its sources.
 AS_OF = dt.date(2026, 11, 26)
 #: Read every source again by this date; ``tools/calendar_review.py`` warns (make lint) and fails (weekly CI) after it.
 REVIEW_BY = dt.date(2027, 1, 15)
@@ -34,28 +40,6 @@ REVIEW_BY = dt.date(2027, 1, 15)
 ADVISORY_DAYS = 90
 
 DraState = Literal["on", "off", "unconfirmed"]
-
-GKE_SCHEDULE = ("GKE release schedule, https://cloud.google.com/kubernetes-engine/docs/release-schedule, as "
-                "recorded by endoflife.date/api/v1/products/google-kubernetes-engine (generated 2026-04-10): "
-                "1.34 end of life 2026-10-01, 1.35 end of life 2027-04-11; the schedule read 2026-11: "
-                "1.36 end of standard support 2027-08-09")
-EKS_CALENDAR = ("EKS user guide, Kubernetes version lifecycle (kubernetes-versions), release calendar as recorded by "
-                "endoflife.date/amazon-eks: end of standard support 1.34 2026-12-02, 1.35 2027-03-27; the "
-                "calendar read 2026-11: 1.36 2027-08-02")
-AKS_CALENDAR = ("MicrosoftDocs/azure-aks-docs articles/aks/supported-kubernetes-versions.md at f988e7e8 "
-                "(2026-08-05), AKS Kubernetes release calendar: end of life 1.34 Nov 2026, 1.35 Mar 2027, "
-                "1.36 Jun 2027, 1.37 Oct 2027")
-GKE_DRA = ("GKE 'Prepare GKE infrastructure for DRA workloads' (how-to/set-up-dra): GKE Standard 1.34 or later; "
-           "no node auto-provisioning, no automatic GPU driver installation, no time-sharing, MIG or MPS")
-EKS_DRA = ("EKS user guide 'Manage hardware devices on Amazon EKS' (device-management, read 2026-11): DRA drivers "
-           "recommended on Kubernetes 1.34 and later with managed node groups, Karpenter or self-managed nodes; "
-           "EKS Auto Mode ships the NVIDIA DRA driver in its node runtime from Kubernetes 1.36 (this project "
-           "builds managed node groups and installs the driver itself)")
-AKS_DRA_OFF = ("azure-aks-docs security-bulletins/overview.md AKS-2025-008 (2025-06-19): AKS does not support or "
-               "enable DynamicResourceAllocation in any supported version (then 1.30-1.33)")
-AKS_DRA_UNCONFIRMED = ("no AKS document found says DRA is served from 1.34 (upstream GA, on by default); "
-                       "AKS-2025-008 said AKS did not enable it up to 1.33, and Azure/AgentBaker@06836ee2 carries "
-                       "only a preview node option (EnableManagedGPUDRA)")
 
 
 class MinorSupport(NamedTuple):
@@ -67,33 +51,31 @@ class MinorSupport(NamedTuple):
     dra_source: str
 
 
-CALENDAR: dict[str, dict[str, MinorSupport]] = {
-    "gke": {
-        "1.34": MinorSupport(dt.date(2026, 10, 1), "on", GKE_SCHEDULE, GKE_DRA),
-        "1.35": MinorSupport(dt.date(2027, 4, 11), "on", GKE_SCHEDULE, GKE_DRA),
-        "1.36": MinorSupport(dt.date(2027, 8, 9), "on", GKE_SCHEDULE, GKE_DRA),
-    },
-    "eks": {
-        "1.34": MinorSupport(dt.date(2026, 12, 2), "on", EKS_CALENDAR, EKS_DRA),
-        "1.35": MinorSupport(dt.date(2027, 3, 27), "on", EKS_CALENDAR, EKS_DRA),
-        "1.36": MinorSupport(dt.date(2027, 8, 2), "on", EKS_CALENDAR, EKS_DRA),
-    },
-    "aks": {
-        "1.33": MinorSupport(dt.date(2026, 7, 1), "off", AKS_CALENDAR, AKS_DRA_OFF),
-        "1.34": MinorSupport(dt.date(2026, 11, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
-        "1.35": MinorSupport(dt.date(2027, 3, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
-        "1.36": MinorSupport(dt.date(2027, 6, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
-        "1.37": MinorSupport(dt.date(2027, 10, 1), "unconfirmed", AKS_CALENDAR, AKS_DRA_UNCONFIRMED),
-    },
-}
+def calendar() -> dict[str, Mapping[str, MinorSupport]]:
+    """Every registered cloud's calendar by cloud: each cloud keeps its rows in its folder
+    (``clouds/<cloud>/calendar.py``) and its profile's ``support_calendar``."""
+    from . import clouds
 
-#: The minor a new GKE cluster in each release channel gets by default (GKE release notes, per channel):
-#: Regular 1.35.8-gke.1036000 (2026-09-17), Extended 1.35.8-gke.1225000 (2026-09-23); Stable defaulted to
-#: 1.34.6-gke.1307000 on 2026-05-27 and, with 1.34 at end of life on 2026-10-01, cannot default below 1.35.
-#: Rapid is left out: its default is not recorded here, so a Rapid cluster is modelled at its floor.
-CHANNEL_DEFAULT_MINOR: dict[str, dict[str, str]] = {"gke": {"REGULAR": "1.35", "STABLE": "1.35", "EXTENDED": "1.35"}}
-GKE_CHANNEL_SOURCE = ("GKE release notes per channel (gke-regular-channel-release-notes 2026-09-17, "
-                      "gke-extended-channel-release-notes 2026-09-23, gke-stable-channel-release-notes 2026-05-27)")
+    return {name: clouds.profile(name).support_calendar for name in clouds.names()}
+
+
+def _rows(cloud: str) -> Mapping[str, MinorSupport]:
+    """The cloud's calendar; empty for a cloud the registry does not know (nothing is dated there)."""
+    from . import clouds
+
+    try:
+        return clouds.profile(cloud).support_calendar
+    except UnknownCloudError:
+        return {}
+
+
+def _channel_defaults(cloud: str) -> Mapping[str, str]:
+    from . import clouds
+
+    try:
+        return clouds.profile(cloud).channel_default_minor
+    except UnknownCloudError:
+        return {}
 
 
 def _key(minor: str) -> tuple[int, int]:
@@ -109,7 +91,7 @@ def minor_of(version: str) -> str:
 def effective_minor(cloud: str, version: str, release_channel: str | None = None) -> str:
     """The minor the cluster will run: in a cloud's release channel (GKE), never below the channel's default."""
     minor = minor_of(version)
-    default = CHANNEL_DEFAULT_MINOR.get(cloud, {}).get((release_channel or "").upper())
+    default = _channel_defaults(cloud).get((release_channel or "").upper())
     if default and _key(default) > _key(minor):
         return default
     return minor
@@ -123,7 +105,7 @@ def create_minor(version: str) -> str:
 
 def newest_minor(cloud: str | None = None) -> str:
     """The newest minor the calendar dates for ``cloud`` (any cloud when None)."""
-    minors = [m for c, entries in CALENDAR.items() if cloud in (None, c) for m in entries]
+    minors = [m for c, entries in calendar().items() if cloud in (None, c) for m in entries]
     return max(minors, key=_key)
 
 
@@ -145,7 +127,7 @@ def unoffered_minor_problem(cloud: str, version: str) -> str | None:
 
 def support(cloud: str, minor: str) -> MinorSupport | None:
     """The calendar entry, or None when no source dates this minor on this cloud."""
-    return CALENDAR.get(cloud, {}).get(minor_of(minor))
+    return _rows(cloud).get(minor_of(minor))
 
 
 def support_problem(cloud: str, minor: str, today: dt.date) -> str | None:

@@ -18,7 +18,8 @@ def review_problem(today: dt.date, as_of: dt.date, review_by: dt.date) -> str | 
     """Why the calendar needs reading again on ``today``, or None."""
     if today > review_by:
         return (f"components/support_calendar.py was read on {as_of} and is due for review since {review_by}: "
-                "read every cited source again, update the dates, then move REVIEW_BY")
+                "read every cited source again, update the dates (components/clouds/<cloud>/calendar.py), then "
+                "move REVIEW_BY")
     if as_of > today:
         return f"components/support_calendar.py says it was read on {as_of}, after today ({today}): fix AS_OF"
     return None

@@ -25,6 +25,7 @@ from .. import catalog, node_capacity, zones
 from .. import wiring_keys as w
 from ..errors import UnknownCloudError
 from ..node_selection import NodeTaint
+from ..support_calendar import MinorSupport
 
 if TYPE_CHECKING:
     from ..wiring_keys import PoolSpec
@@ -85,6 +86,11 @@ class CloudProfile:
     machines: Mapping[str, catalog.MachineShape] = {}
     #: Machine families that take attached GPUs: name prefix -> (GPU type, allowed counts).
     attachable_gpus: Mapping[str, tuple[str, tuple[int, ...]]] = {}
+    #: Standard support and DRA per Kubernetes minor (its ``calendar`` module, each row cited there).
+    support_calendar: Mapping[str, MinorSupport] = {}
+    #: The minor a new cluster in each release channel gets by default (channel name in capitals), where the
+    #: cloud upgrades a cluster below it.
+    channel_default_minor: Mapping[str, str] = {}
 
     def machine_shape(self, machine: str) -> catalog.MachineShape | None:
         """The shape of one of the cloud's accelerator machines, or None."""

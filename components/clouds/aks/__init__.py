@@ -8,6 +8,7 @@ from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, machines_hint, register
 from ..eks import Eks
+from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
 
@@ -51,6 +52,7 @@ class Aks(CloudProfile):
     #: The label that names a node's pool (learn.microsoft.com/azure/aks/use-labels, reserved labels).
     node_pool_label = w.AKS_AGENTPOOL
     machines = machine_table.MACHINES
+    support_calendar = calendar_rows.CALENDAR
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # The kernel's share fitted below AKS measurements (capacity.kernel_reserved_mib).

@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
 
@@ -39,6 +40,7 @@ class Eks(CloudProfile):
     #: Pods per node when the catalog does not know the instance (Kubernetes' default maxPods).
     DEFAULT_MAX_PODS = 110
     machines = machine_table.MACHINES
+    support_calendar = calendar_rows.CALENDAR
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # A share fitted below public measurements (capacity.kernel_reserved_mib).

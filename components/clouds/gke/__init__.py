@@ -7,6 +7,7 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machines_hint, register
+from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
 
@@ -38,6 +39,8 @@ class Gke(CloudProfile):
     spot_pod_grace_seconds = 15
     machines = machine_table.MACHINES
     attachable_gpus = machine_table.ATTACHABLE_GPUS
+    support_calendar = calendar_rows.CALENDAR
+    channel_default_minor = calendar_rows.CHANNEL_DEFAULT_MINOR
 
     def host_shape(self, machine: str) -> catalog.HostShape | None:
         # The accelerator machines, and the N1 machines of system pools and attached GPUs.
