@@ -10,22 +10,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_gcp as gcp
 
 from stacks import arguments as build
 from stacks.arguments import create
+from stacks.arguments.gke import ARGUMENTS as gke
+from stacks.arguments.gke import compute_class, driver_installer
 
 if TYPE_CHECKING:
     from stacks.loader import LoadedStack
 
 
-def compose_gke(loaded: LoadedStack) -> None:
+def compose(loaded: LoadedStack) -> None:
+    import pulumi_gcp as gcp
+
     cfg = loaded.config
     project = gcp.organizations.get_client_config_output().project
 
-    network = create(build.gke_network(cfg, project=project))
+    network = create(gke.network(cfg, project=project))
     cluster = create(
-        build.gke_cluster(cfg, project=project, network=network.network, subnetwork=network.subnetwork,
+        gke.cluster(cfg, project=project, network=network.network, subnetwork=network.subnetwork,
                           pods_range_name=network.pods_range_name, services_range_name=network.services_range_name),
         # Private nodes need NAT egress before they can pull images.
         opts=pulumi.ResourceOptions(depends_on=[network]),
@@ -33,7 +36,7 @@ def compose_gke(loaded: LoadedStack) -> None:
     k8s = pulumi.ResourceOptions(providers=[cluster.kubernetes_provider])
 
     pools = {
-        name: create(build.gke_pool(cfg, name, cluster=cluster.cluster_name,
+        name: create(gke.pool(cfg, name, cluster=cluster.cluster_name,
                                     service_account=cluster.node_service_account, project=project))
         for name in cfg.node_pools
     }
@@ -45,7 +48,7 @@ def compose_gke(loaded: LoadedStack) -> None:
     drivers: list[pulumi.Resource] = []
     installer_pools = build.pools_needing_driver_installer(cfg)
     if installer_pools:
-        drivers.append(create(build.driver_installer(cfg),
+        drivers.append(create(driver_installer(cfg),
                               opts=after(installer_pools)))
     dra_pools = build.dra_gpu_pools(cfg)
     if dra_pools:
@@ -55,7 +58,7 @@ def compose_gke(loaded: LoadedStack) -> None:
         drivers.append(create(build.tpu_dra(cfg), opts=after(tpu_pools)))
 
     compute_classes = [
-        create(build.compute_class(cfg, name, [pools[p].node_pool_name for p in cc.pools]), opts=after(list(cc.pools)))
+        create(compute_class(cfg, name, [pools[p].node_pool_name for p in cc.pools]), opts=after(list(cc.pools)))
         for name, cc in cfg.compute_classes.items()
     ]
 

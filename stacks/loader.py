@@ -25,8 +25,6 @@ SECRET_COMMAND = "pulumi config set --secret hfToken <your Hugging Face token>"
 PLACEHOLDER_TOKEN = "placeholder-hf-token"
 MISSPELT_NAMESPACE = "\0misspelt-namespace"  # internal: keys under a near-miss of NAMESPACE
 PROVIDER_REGIONS = "\0provider-regions"  # internal: the stack file's provider region keys and their values
-#: The provider key naming a region that the program's explicit provider for ``cluster.location`` ignores.
-PROVIDER_REGION_KEYS = {"aks": "azure-native:location", "eks": "aws:region"}
 
 MODEL_KEYS = {
     alias: name
@@ -91,8 +89,11 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
 def provider_region_issues(config: StackConfig, provider_config: dict[str, Any]) -> list[tuple[str, str]]:
     """A provider region key (``azure-native:location``, ``aws:region``) in the stack file that names another
     region than ``cluster.location``. The program builds every resource of the cloud through one explicit
-    provider for ``cluster.location`` (stacks/aks.py, stacks/eks.py), so that key would be silently ignored."""
-    key = PROVIDER_REGION_KEYS.get(config.cluster.cloud)
+    provider for ``cluster.location`` (``stacks/<cloud>.py``), so that key would be silently ignored; each cloud
+    names its key (``provider_region_key`` in ``stacks/arguments/<cloud>.py``)."""
+    from stacks.arguments.cloud import for_cloud
+
+    key = for_cloud(config.cluster.cloud).provider_region_key
     if key is None or key not in provider_config:
         return []
     value, location = provider_config[key], config.cluster.location
@@ -215,11 +216,14 @@ def _read_namespace() -> tuple[dict[str, Any], bool, bool]:
     """All keys under the namespace, whether hfToken is set, and whether it is secret."""
     from pulumi.runtime import config as runtime_config
 
+    from stacks.arguments.cloud import registered
+
     prefix = f"{NAMESPACE}:"
+    region_keys = {found.provider_region_key for found in registered()} - {None}
     merged = {**(runtime_config.get_config_env() or {}), **runtime_config.CONFIG.get()}
     raw: dict[str, Any] = {}
     for full_key, value in merged.items():
-        if full_key in PROVIDER_REGION_KEYS.values():
+        if full_key in region_keys:
             raw.setdefault(PROVIDER_REGIONS, {})[full_key] = _decode(value)
         if not full_key.startswith(prefix):
             namespace = full_key.split(":", 1)[0]

@@ -6,6 +6,7 @@ reported at once, with the full path a user can search for in their YAML.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gpu_fungibility import catalog, clouds, devices, mig_geometry, support_calendar
@@ -13,6 +14,8 @@ from gpu_fungibility.claims import MAX_ALTERNATIVES
 from gpu_fungibility.versions import kubernetes_version_problem, later_all_takes_the_first_alternative
 
 from stacks import zone_rules
+from stacks.arguments.cloud import for_cloud, registered
+from stacks.arguments.planned import camel
 from stacks.model_weight import model_weight_warnings
 from stacks.shadowed import shadowing_warnings
 
@@ -20,6 +23,8 @@ if TYPE_CHECKING:
     from stacks.config import NodePool, StackConfig
 
 Issues = list[tuple[str, str]]
+#: The pool keys naming its machine(s); each cloud's profile says which one it reads (``pool_machine_argument``).
+MACHINE_FIELDS = ("machine_type", "instance_types", "vm_size")
 
 
 def cross_field_issues(cfg: StackConfig) -> Issues:
@@ -109,29 +114,30 @@ def _pool_fields(cfg: StackConfig) -> Issues:
     """
     issues: Issues = []
     profile = clouds.profile(cfg.cluster.cloud)
-    machine_keys = {"machine_type": ("machineType", "GKE"), "instance_types": ("instanceTypes", "EKS"),
-                    "vm_size": ("vmSize", "AKS")}
-    wanted, _ = machine_keys[profile.pool_machine_argument]
+    wanted = camel(profile.pool_machine_argument)
     for name, pool in cfg.node_pools.items():
         path = f"nodePools.{name}"
-        for argument, (key, owner) in machine_keys.items():
+        for argument in MACHINE_FIELDS:
             if argument != profile.pool_machine_argument and getattr(pool, argument) is not None:
-                issues.append((f"{path}.{key}", f"{key} is for {owner}; on {profile.title} set {wanted}"))
+                owners = _titles(p for p in map(clouds.profile, clouds.names()) if p.pool_machine_argument == argument)
+                issues.append((f"{path}.{camel(argument)}", f"{camel(argument)} is for {owners}; on {profile.title} "
+                                                            f"set {wanted}"))
         if pool.zones:
             unknown = [z for z in pool.zones if z not in cfg.cluster.zones]
             if unknown:
                 issues.append((f"{path}.zones", f"{', '.join(unknown)} not in cluster.zones {cfg.cluster.zones}"))
-    net = cfg.cluster.network
-    # The keys that bring an existing network, per cloud; the other cloud's keys are refused.
-    network_keys = {"gke": ("existingNetwork", "existingSubnetwork"), "eks": ("existingSubnetIds",),
-                    "aks": ("existingSubnetId",)}
-    if net.existing_subnet_ids and "existingSubnetIds" not in network_keys[profile.name]:
-        issues.append(("cluster.network.existingSubnetIds",
-                       f"is for EKS; on {profile.title} set {' and '.join(network_keys[profile.name])}"))
-    if net.existing_subnet_id and "existingSubnetId" not in network_keys[profile.name]:
-        issues.append(("cluster.network.existingSubnetId",
-                       f"is for AKS; on {profile.title} set {' and '.join(network_keys[profile.name])}"))
+    # The keys that bring an existing network are each cloud's own; another cloud's are refused.
+    net, own = cfg.cluster.network, for_cloud(cfg.cluster.cloud).network_keys
+    for attribute in ("existing_subnet_ids", "existing_subnet_id"):
+        key = camel(attribute)
+        if getattr(net, attribute) and key not in own:
+            owners = _titles(found.profile for found in registered() if key in found.network_keys)
+            issues.append((f"cluster.network.{key}", f"is for {owners}; on {profile.title} set {' and '.join(own)}"))
     return issues
+
+
+def _titles(profiles: Iterable[clouds.CloudProfile]) -> str:
+    return " and ".join(p.title for p in profiles) or "no registered cloud"
 
 
 def _compute_classes(cfg: StackConfig) -> Issues:

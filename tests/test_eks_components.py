@@ -15,6 +15,7 @@ from gpu_fungibility.eks_node_groups import EksGpuNodeGroup, asg_name_regex, nod
 from gpu_fungibility.helm_values import merge
 
 from stacks import arguments, composition_issues
+from stacks.arguments.eks import cluster_autoscaler
 from stacks.loader import parse_stack_config
 
 UUID = "40bbb26b-8679-eb64-d33a-4ba475413529"
@@ -59,7 +60,7 @@ def test_asg_regex_matches_only_its_own_node_group():
 
 
 def test_node_template_tags_cover_user_labels_and_taints():
-    planned = arguments.eks_node_group(eks_config(), "t4")
+    planned = arguments.cloud_arguments(eks_config()).pool(eks_config(), "t4")
     spec = EksGpuNodeGroup.spec(planned.name, planned.args)
     tags = node_template_tags(dra_wiring.stack_labels("eks", spec), dra_wiring.stack_taints("eks", spec))
     prefix = "k8s.io/cluster-autoscaler/node-template/"
@@ -73,7 +74,7 @@ def test_node_template_tags_cover_user_labels_and_taints():
 
 def test_priorities_per_class_order_merge_across_classes():
     cfg = eks_config()
-    priorities = expander_priorities(arguments.cluster_autoscaler(cfg).args["fallback_orders"])
+    priorities = expander_priorities(cluster_autoscaler(cfg).args["fallback_orders"])
     assert priorities == {20: ["demo-a"], 10: ["demo-b", "demo-c"]}
     text = priorities_document(priorities, {"demo-a": "^A$", "demo-b": "^B$", "demo-c": "^C$"})
     assert text == "20:\n- ^A$\n10:\n- ^B$\n- ^C$\n"

@@ -143,7 +143,7 @@ def test_overlapping_ranges_are_reported_with_their_key():
     args = {"name": "c", "region": "us-central1", "cidr": "10.0.0.0/16", "pods_cidr": "10.0.0.0/14"}
     assert [path for path, _ in network_issues(args)] == ["pods_cidr"]
     cfg = parse_stack_config(gke_stack(network={"cidr": "10.0.0.0/16", "podsCidr": "10.0.0.0/14"}), checks=False)
-    assert [path for path, _ in arguments.gke_network(cfg).issues()] == ["cluster.network.podsCidr"]
+    assert [path for path, _ in arguments.cloud_arguments(cfg).network(cfg).issues()] == ["cluster.network.podsCidr"]
 
 
 @pytest.mark.parametrize("low,high,zones,expected", [(1, 2, 1, 1), (0, 2, 1, 0), (4, 8, 2, 2), (1, 1, 2, 0),
@@ -161,7 +161,7 @@ def test_private_endpoint_needs_private_nodes():
     assert [p for p, _ in cluster_issues({**public_nodes, "release_channel": "UNSPECIFIED"})] == [
         "release_channel", "private_nodes"]
     cfg = parse_stack_config(gke_stack(privateNodes=False, releaseChannel="UNSPECIFIED"), checks=False)
-    assert [p for p, _ in arguments.gke_cluster(cfg).issues()] == ["cluster.releaseChannel", "cluster.privateNodes"]
+    assert [p for p, _ in arguments.cloud_arguments(cfg).cluster(cfg).issues()] == ["cluster.releaseChannel", "cluster.privateNodes"]
 
 
 def test_cluster_labels_reach_gcp_as_resource_labels(run, cluster):

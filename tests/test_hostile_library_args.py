@@ -24,12 +24,12 @@ AKS_RAW = read_stack_file("aks-dev").namespace_config
 AKS_CFG = parse_stack_config(copy.deepcopy(AKS_RAW))
 
 BUILDERS = {
-    "gke-pool": lambda: arguments.gke_pool(CFG, "a100-80gb"),
+    "gke-pool": lambda: arguments.pool(CFG, "a100-80gb"),
     "workload": lambda: arguments.workload(CFG, "vllm"),
     "claims": lambda: arguments.dra_claims(CFG),
-    "gke-cluster": lambda: arguments.gke_cluster(CFG),
-    "eks-cluster": lambda: arguments.eks_cluster(EKS_CFG),
-    "aks-cluster": lambda: arguments.aks_cluster(AKS_CFG),
+    "gke-cluster": lambda: arguments.cloud_arguments(CFG).cluster(CFG),
+    "eks-cluster": lambda: arguments.cloud_arguments(EKS_CFG).cluster(EKS_CFG),
+    "aks-cluster": lambda: arguments.cloud_arguments(AKS_CFG).cluster(AKS_CFG),
 }
 
 

@@ -39,7 +39,7 @@ def _node(cfg, pool: str, index: int) -> dict[str, Any]:
     from simulator.cluster import ClusterBuilder
 
     sim = ClusterBuilder(cfg).node(pool, index)
-    from stacks.arguments import node_group_name
+    from stacks.arguments.eks import node_group_name
 
     profile = clouds.profile(cfg.cluster.cloud)
     if profile.name == "gke":  # seed 000's node names; the node pool label is the pool's name

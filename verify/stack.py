@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpu_fungibility import clouds
 
-from stacks.arguments import node_group_name
+from stacks.arguments.eks import node_group_name
 from stacks.config import NodePool, StackConfig
 from verify.snapshot import Node
 
@@ -34,7 +34,7 @@ class Stack:
         """The node's pool as its cloud labels it ("" for a node of no pool the stack knows).
 
         GKE node pools carry the pool's name; EKS node groups ``<cluster>-<pool>``
-        (:func:`stacks.arguments.node_group_name`).
+        (:func:`stacks.arguments.eks.node_group_name`).
         """
         value = node.labels.get(self._pool_label, "")
         return value if value in self.pools else self._group_pools.get(value, "")

@@ -16,196 +16,44 @@ created (a cluster's name, a role's ARN) are stood in for by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gpu_fungibility
 from gpu_fungibility import clouds, devices, dra_wiring
-from gpu_fungibility.base import LibraryComponent
 from gpu_fungibility.node_selection import NodeTaint, unique_taints
 
+from stacks.arguments.cloud import CloudArguments, for_cloud
+from stacks.arguments.planned import (
+    CHART_PATHS,
+    CLUSTER_PATHS,
+    FROM_POOLS,
+    PENDING,
+    POOL_PATHS,
+    Issues,
+    KeyPaths,
+    Planned,
+    camel,
+    chart_args,
+    component,
+)
+
 if TYPE_CHECKING:
-    from stacks.config import HelmChart, NodePool, SharedClaim, StackConfig, Workload
+    from stacks.config import SharedClaim, StackConfig, Workload
 
-Issues = list[tuple[str, str]]
-
-#: Stands in for a value another resource provides, in up-front checks.
-PENDING = "(known after creation)"
-#: Key path of an argument built from the pools' own (the taints on their nodes): its problems are
-#: reported by the pool components' checks, at the pool's key, not again under a meaningless index.
-FROM_POOLS = None
+__all__ = ["CHART_PATHS", "CLUSTER_PATHS", "FROM_POOLS", "PENDING", "POOL_PATHS", "CloudArguments", "Issues",
+           "KeyPaths", "Planned"]
 
 
-def _component(name: str) -> type[LibraryComponent]:
-    """A library component, imported on first use: a GKE stack never imports the AWS SDK, nor an EKS stack GCP's."""
-    return getattr(gpu_fungibility, name)
+def cloud_arguments(cfg: StackConfig) -> CloudArguments:
+    """The stack's cloud's arguments (``stacks/arguments/<cloud>.py``)."""
+    return for_cloud(cfg.cluster.cloud)
 
-
-def _camel(segment: str) -> str:
-    head, *rest = segment.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def _camel_path(path: str) -> str:
-    out, word = "", ""
-    for char in path:
-        if char in ".[":
-            out += _camel(word) + char
-            word = ""
-        else:
-            word += char
-    return out + _camel(word)
-
-
-@dataclass(frozen=True)
-class KeyPaths:
-    """Maps a component's argument paths to config key paths.
-
-    ``table`` maps an argument path prefix to a key under ``base`` (or, with a
-    leading ``/``, to an absolute key). The longest matching prefix wins and
-    the rest of the path is kept as is; an argument with no entry is the
-    camelCased argument path under ``base``. An argument mapped to
-    :data:`FROM_POOLS` has no key of its own (None).
-    """
-
-    base: str
-    table: Mapping[str, str | None] = field(default_factory=dict)
-
-    def __call__(self, arg_path: str) -> str | None:
-        for prefix in sorted(self.table, key=len, reverse=True):
-            if arg_path == prefix or arg_path.startswith((prefix + ".", prefix + "[")):
-                target = self.table[prefix]
-                if target is None:
-                    return None
-                rest = arg_path[len(prefix):]
-                if target.startswith("/"):
-                    return target[1:] + rest
-                return f"{self.base}.{target}{rest}" if target else f"{self.base}{rest}"
-        return f"{self.base}.{_camel_path(arg_path)}"
-
-
-@dataclass(frozen=True)
-class Planned:
-    """One component the stack will create: its class, resource name, arguments and key paths."""
-
-    component: type[LibraryComponent]
-    name: str
-    args: dict[str, Any]
-    paths: KeyPaths
-
-    def issues(self) -> Issues:
-        """The component's check, in key paths; problems of :data:`FROM_POOLS` arguments are left to the pools."""
-        return [(key, message) for path, message in self.component.check(self.name, self.args)
-                if (key := self.paths(path)) is not None]
-
-
-def _chart_args(chart: HelmChart) -> dict[str, Any]:
-    args: dict[str, Any] = {"chart": chart.chart, "version": chart.version, "namespace": chart.namespace,
-                            "values": dict(chart.values)}
-    if chart.repo:
-        args["repository"] = chart.repo
-    return args
-
-
-CHART_PATHS = {"repository": "repo", "values": "values"}  # values keys are the chart's own: kept as written
 
 # ---- pools ---------------------------------------------------------------------------------
 
-POOL_PATHS = {
-    "labels": "labels",  # label keys are kept as written (never camelCased)
-    "machine_type": "machineType",
-    "instance_types": "instanceTypes",
-    "vm_size": "vmSize",
-    "pool_name": "",
-    "accelerator_type": "accelerator.type",
-    "accelerator_count": "accelerator.count",
-    "topology": "accelerator.topology",
-    "accelerator": "accelerator",
-    "autoscaling.min_nodes": "autoscaling.min",
-    "autoscaling.max_nodes": "autoscaling.max",
-    "node_group_name": "",
-    "node_pool_name": "",
-    "resource_labels": "/cluster.labels",
-    "tags": "/cluster.labels",
-    "location": "/cluster.location",
-}
-
-
-def system_node_group() -> str:
-    """The pool name the EKS cluster's own CPU node group takes."""
-    from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP
-
-    return SYSTEM_NODE_GROUP
-
-
-def node_group_name(cluster_name: str, pool_name: str) -> str:
-    """The EKS node group of a pool (and the component's resource name)."""
-    return f"{cluster_name}-{pool_name}"
-
-
-def _pool_common(cfg: StackConfig, pool_name: str) -> dict[str, Any]:
-    pool: NodePool = cfg.node_pools[pool_name]
-    args: dict[str, Any] = {
-        "accelerator_type": pool.accelerator.type,
-        "accelerator_count": pool.accelerator.count,
-        "spot": pool.spot,
-        "on_demand_fallback": pool.on_demand_fallback,
-        "dra": pool.dra,
-        "autoscaling": {"min_nodes": pool.autoscaling.min, "max_nodes": pool.autoscaling.max},
-        "disk_size_gb": pool.disk_size_gb,
-        "labels": dict(pool.labels),
-        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
-    }
-    if pool.accelerator.topology:
-        args["topology"] = pool.accelerator.topology
-    compute_class = cfg.compute_class_of(pool_name)
-    if compute_class:
-        args["compute_class"] = compute_class
-    return args
-
-
-def gke_pool(cfg: StackConfig, pool_name: str, *, cluster: Any = PENDING, service_account: Any = PENDING,
-             project: Any = None) -> Planned:
-    pool = cfg.node_pools[pool_name]
-    args = {
-        **_pool_common(cfg, pool_name),
-        "cluster": cluster,
-        "location": cfg.cluster.location,
-        "zones": list(pool.zones or cfg.cluster.zones),
-        "machine_type": pool.machine_type or "",
-        "service_account": service_account,
-        "resource_labels": dict(cfg.cluster.labels),
-    }
-    if project is not None:
-        args["project"] = project
-    component = _component("GkeTpuNodePool") if pool.family == "tpu" else _component("GkeGpuNodePool")
-    return Planned(component, pool_name, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
-
-
-def eks_node_group(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PENDING, node_role_arn: Any = PENDING,
-                   subnet_ids: Any = (PENDING,)) -> Planned:
-    pool = cfg.node_pools[pool_name]
-    group = node_group_name(cfg.cluster.name, pool_name)
-    common = _pool_common(cfg, pool_name)
-    common.pop("compute_class", None)  # EKS orders node groups through the autoscaler, not node labels
-    args = {
-        **common,
-        "cluster_name": cluster_name,
-        "node_role_arn": node_role_arn,
-        "subnet_ids": list(subnet_ids) if isinstance(subnet_ids, tuple) else subnet_ids,
-        "instance_types": list(pool.instance_types or []),
-        "node_group_name": group,
-        "tags": {**cfg.cluster.labels, "gpu-fungibility/pool": pool_name},
-    }
-    return Planned(_component("EksGpuNodeGroup"), group, args, KeyPaths(f"nodePools.{pool_name}", POOL_PATHS))
-
-
 def pool(cfg: StackConfig, pool_name: str) -> Planned:
     """The pool's component on the stack's cloud."""
-    builders: dict[str, Callable[[StackConfig, str], Planned]] = {"gke": gke_pool, "eks": eks_node_group,
-                                                                   "aks": aks_pool}
-    return builders[clouds.profile(cfg.cluster.cloud).name](cfg, pool_name)
+    return cloud_arguments(cfg).pool(cfg, pool_name)
 
 
 #: The last configs' pool specs: every workload and driver asks for them (a config is immutable).
@@ -233,7 +81,7 @@ def node_taints(cfg: StackConfig, pool_names: list[str]) -> list[NodeTaint]:
     return unique_taints(t for name in pool_names for t in dra_wiring.node_taints(cfg.cluster.cloud, specs[name]))
 
 
-def _taint_dicts(taints: list[NodeTaint]) -> list[dict[str, str]]:
+def taint_dicts(taints: list[NodeTaint]) -> list[dict[str, str]]:
     return [t.as_dict() for t in taints]
 
 
@@ -255,281 +103,29 @@ def pools_needing_driver_installer(cfg: StackConfig) -> list[str]:
     return [n for n, p in cfg.node_pools.items() if p.family == "gpu" and profile.library_installs_gpu_driver(p.dra)]
 
 
-# ---- GKE -----------------------------------------------------------------------------------
-
-
-def gke_network(cfg: StackConfig, *, project: Any = None) -> Planned:
-    cluster, net = cfg.cluster, cfg.cluster.network
-    args: dict[str, Any] = {"name": cluster.name, "region": cluster.location, "cidr": net.cidr,
-                            "pods_cidr": net.pods_cidr, "services_cidr": net.services_cidr,
-                            "private_nodes": cluster.private_nodes}
-    if project is not None:
-        args["project"] = project
-    if net.existing_network:
-        args["existing_network"] = net.existing_network
-    if net.existing_subnetwork:
-        args["existing_subnetwork"] = net.existing_subnetwork
-    return Planned(_component("GkeNetwork"), "network", args, KeyPaths("cluster.network", {
-        "name": "/cluster.name", "region": "/cluster.location", "private_nodes": "/cluster.privateNodes"}))
-
-
-CLUSTER_PATHS = {
-    "labels": "labels",
-    "public_endpoint": "controlPlane.publicEndpoint",
-    "authorized_networks": "controlPlane.authorizedNetworks",
-    "dns_endpoint": "controlPlane.dnsEndpoint",
-    "runner_cidrs": "controlPlane.runnerCidrs",
-    "admin_principals": "controlPlane.adminPrincipals",
-    "system_pool.min_nodes": "systemPool.min",
-    "system_pool.max_nodes": "systemPool.max",
-    "system_node_group.min_nodes": "systemPool.min",
-    "system_node_group.max_nodes": "systemPool.max",
-    "system_node_group.disk_size_gb": "systemPool.diskSizeGb",
-    "system_node_group": "systemPool",
-    "support_type": "eksSupportType",
-    "pods_cidr": "network.podsCidr",
-    "services_cidr": "network.servicesCidr",
-    "subnet_ids": "network.existingSubnetIds",
-    "region": "location",
-    "tags": "labels",
-}
-
-
-def gke_cluster(cfg: StackConfig, *, project: Any = PENDING, network: Any = PENDING, subnetwork: Any = PENDING,
-                pods_range_name: str | None = None, services_range_name: str | None = None) -> Planned:
-    cluster = cfg.cluster
-    args: dict[str, Any] = {
-        "name": cluster.name,
-        "location": cluster.location,
-        "zones": list(cluster.zones),
-        "project": project,
-        "network": network,
-        "subnetwork": subnetwork,
-        "pods_cidr": cluster.network.pods_cidr,
-        "services_cidr": cluster.network.services_cidr,
-        "kubernetes_version": cluster.kubernetes_version,
-        "release_channel": cluster.release_channel,
-        "private_nodes": cluster.private_nodes,
-        "public_endpoint": cluster.control_plane.public_endpoint,
-        "authorized_networks": list(cluster.control_plane.authorized_networks),
-        "dns_endpoint": cluster.control_plane.dns_endpoint,
-        "runner_cidrs": list(cluster.control_plane.runner_cidrs),
-        "deletion_protection": cluster.deletion_protection,
-        "labels": dict(cluster.labels),
-        "system_pool": {"machine_type": cluster.system_pool.machine_type, "min_nodes": cluster.system_pool.min,
-                        "max_nodes": cluster.system_pool.max, "disk_size_gb": cluster.system_pool.disk_size_gb},
-    }
-    if pods_range_name and services_range_name:
-        args["pods_range_name"], args["services_range_name"] = pods_range_name, services_range_name
-    return Planned(_component("GkeCluster"), "gke", args, KeyPaths("cluster", CLUSTER_PATHS))
-
-
-def driver_installer(cfg: StackConfig, node_pools: list[Any] | None = None) -> Planned:
-    pools = pools_needing_driver_installer(cfg)
-    images = cfg.drivers.nvidia_driver_installer
-    args = {
-        "node_pools": node_pools if node_pools is not None else list(pools),
-        "node_taints": _taint_dicts(node_taints(cfg, pools)),
-        "driver_version": images.driver_version,
-        "installer_image": images.installer_image,
-        "partition_image": images.partition_image,
-        "pause_image": images.pause_image,
-    }
-    return Planned(_component("NvidiaDriverInstaller"), "nvidia-driver-installer", args,
-                   KeyPaths("drivers.nvidiaDriverInstaller", {"node_pools": "/nodePools", "node_taints": FROM_POOLS}))
-
-
 def nvidia_dra(cfg: StackConfig) -> Planned:
     chart = cfg.drivers.nvidia_dra
-    args = {"cloud": cfg.cluster.cloud, "node_taints": _taint_dicts(node_taints(cfg, dra_gpu_pools(cfg))),
-            **_chart_args(chart)}
-    name = {"gke": "nvidia-dra", "eks": "nvidia-dra-driver", "aks": "nvidia-dra-driver"}[
-        clouds.profile(cfg.cluster.cloud).name]
-    return Planned(_component("NvidiaDraDriver"), name, args, KeyPaths("drivers.nvidiaDra", {
+    args = {"cloud": cfg.cluster.cloud, "node_taints": taint_dicts(node_taints(cfg, dra_gpu_pools(cfg))),
+            **chart_args(chart)}
+    return Planned(component("NvidiaDraDriver"), cloud_arguments(cfg).nvidia_dra_name, args, KeyPaths("drivers.nvidiaDra", {
         **CHART_PATHS, "cloud": "/cluster.cloud", "node_taints": FROM_POOLS}))
 
 
 def tpu_dra(cfg: StackConfig) -> Planned:
-    args = {"node_taints": _taint_dicts(node_taints(cfg, tpu_pools(cfg))), **_chart_args(cfg.drivers.tpu_dra)}
-    return Planned(_component("TpuDraDriver"), "tpu-dra", args, KeyPaths("drivers.tpuDra", {
+    args = {"node_taints": taint_dicts(node_taints(cfg, tpu_pools(cfg))), **chart_args(cfg.drivers.tpu_dra)}
+    return Planned(component("TpuDraDriver"), "tpu-dra", args, KeyPaths("drivers.tpuDra", {
         **CHART_PATHS, "node_taints": FROM_POOLS}))
 
 
 def device_plugin(cfg: StackConfig) -> Planned:
-    return Planned(_component("NvidiaDevicePlugin"), "nvidia-device-plugin", _chart_args(cfg.drivers.nvidia_device_plugin),
+    return Planned(component("NvidiaDevicePlugin"), "nvidia-device-plugin", chart_args(cfg.drivers.nvidia_device_plugin),
                    KeyPaths("drivers.nvidiaDevicePlugin", CHART_PATHS))
-
-
-def compute_class(cfg: StackConfig, class_name: str, node_pools: list[Any] | None = None) -> Planned:
-    cc = cfg.compute_classes[class_name]
-    args: dict[str, Any] = {"class_name": class_name,
-                            "node_pools": node_pools if node_pools is not None else list(cc.pools)}
-    if cc.consolidation_delay_minutes is not None:
-        args["consolidation_delay_minutes"] = cc.consolidation_delay_minutes
-    if cc.when_unsatisfiable:
-        args["when_unsatisfiable"] = cc.when_unsatisfiable
-    if cc.active_migration is not None:
-        args["optimize_rule_priority"] = cc.active_migration.optimize_rule_priority
-    return Planned(_component("GkeComputeClass"), class_name, args, KeyPaths(f"computeClasses.{class_name}", {
-        "node_pools": "pools", "optimize_rule_priority": "activeMigration.optimizeRulePriority",
-        "class_name": ""}))
-
-
-# ---- EKS -----------------------------------------------------------------------------------
-
-
-def eks_network(cfg: StackConfig) -> Planned:
-    cluster, net = cfg.cluster, cfg.cluster.network
-    args = {"cluster_name": cluster.name, "cidr": net.cidr, "zones": list(cluster.zones),
-            "existing_subnet_ids": list(net.existing_subnet_ids), "nat_gateway_per_zone": net.nat_gateway_per_zone,
-            "tags": dict(cluster.labels)}
-    return Planned(_component("EksNetwork"), f"{cluster.name}-network", args, KeyPaths("cluster.network", {
-        "cluster_name": "/cluster.name", "zones": "/cluster.zones", "tags": "/cluster.labels"}))
-
-
-def eks_cluster(cfg: StackConfig, *, subnet_ids: Any = (PENDING,)) -> Planned:
-    cluster = cfg.cluster
-    args = {
-        "name": cluster.name,
-        "region": cluster.location,
-        "subnet_ids": list(subnet_ids) if isinstance(subnet_ids, tuple) else subnet_ids,
-        "kubernetes_version": cluster.kubernetes_version,
-        "public_endpoint": cluster.control_plane.public_endpoint,
-        "authorized_networks": list(cluster.control_plane.authorized_networks),
-        "runner_cidrs": list(cluster.control_plane.runner_cidrs),
-        "admin_principals": list(cluster.control_plane.admin_principals),
-        "deletion_protection": cluster.deletion_protection,
-        "support_type": cluster.eks_support_type,
-        "tags": dict(cluster.labels),
-        "system_node_group": {"instance_types": list(cluster.system_pool.instance_types),
-                              "min_nodes": cluster.system_pool.min, "max_nodes": cluster.system_pool.max,
-                              "disk_size_gb": cluster.system_pool.disk_size_gb},
-    }
-    return Planned(_component("EksCluster"), cluster.name, args, KeyPaths("cluster", CLUSTER_PATHS))
-
-
-def cluster_autoscaler(cfg: StackConfig, *, oidc_provider_arn: Any = PENDING, oidc_issuer: Any = PENDING,
-                       nodegroup_arn_prefix: Any = PENDING) -> Planned:
-    name = cfg.cluster.name
-    args = {
-        "cluster_name": name,
-        "region": cfg.cluster.location,
-        "oidc_provider_arn": oidc_provider_arn,
-        "oidc_issuer": oidc_issuer,
-        "nodegroup_arn_prefix": nodegroup_arn_prefix,
-        "system_node_group": node_group_name(name, system_node_group()),
-        "fallback_orders": [[node_group_name(name, p) for p in cc.pools] for cc in cfg.compute_classes.values()],
-        "other_node_groups": [node_group_name(name, p) for p in [system_node_group(), *unlisted_pools(cfg)]],
-        "dynamic_resource_allocation": any(p.dra for p in cfg.node_pools.values()),
-        "kubernetes_version": cfg.cluster.kubernetes_version,
-        **_chart_args(cfg.drivers.cluster_autoscaler),
-    }
-    return Planned(_component("ClusterAutoscaler"), f"{name}-autoscaler", args, KeyPaths("drivers.clusterAutoscaler", {
-        **CHART_PATHS, "cluster_name": "/cluster.name", "region": "/cluster.location",
-        "kubernetes_version": "/cluster.kubernetesVersion", "fallback_orders": "/computeClasses"}))
-
-
-# ---- AKS -----------------------------------------------------------------------------------
-
-
-def resource_group_name(cfg: StackConfig) -> str:
-    """The cluster's resource group: ``cluster.resourceGroup``, or the one the stack builds."""
-    return cfg.cluster.resource_group or f"{cfg.cluster.name}-rg"
-
-
-def aks_network(cfg: StackConfig, *, resource_group: Any = PENDING) -> Planned:
-    cluster, net = cfg.cluster, cfg.cluster.network
-    args: dict[str, Any] = {"cluster_name": cluster.name, "resource_group_name": resource_group,
-                            "location": cluster.location, "cidr": net.cidr, "tags": dict(cluster.labels)}
-    if net.existing_subnet_id:
-        args["existing_subnet_id"] = net.existing_subnet_id
-    return Planned(_component("AksNetwork"), f"{cluster.name}-network", args, KeyPaths("cluster.network", {
-        "cluster_name": "/cluster.name", "location": "/cluster.location", "tags": "/cluster.labels",
-        "resource_group_name": "/cluster.resourceGroup"}))
-
-
-def aks_cluster(cfg: StackConfig, *, resource_group: Any = PENDING, node_subnet_id: Any = PENDING) -> Planned:
-    cluster = cfg.cluster
-    args = {
-        "name": cluster.name,
-        "resource_group_name": resource_group,
-        "location": cluster.location,
-        "node_subnet_id": node_subnet_id,
-        "zones": list(cluster.zones),
-        "kubernetes_version": cluster.kubernetes_version,
-        "public_endpoint": cluster.control_plane.public_endpoint,
-        "authorized_networks": list(cluster.control_plane.authorized_networks),
-        "admin_group_object_ids": list(cluster.control_plane.admin_group_object_ids),
-        "tags": dict(cluster.labels),
-        "system_pool": {"vm_size": cluster.system_pool.vm_size, "min_nodes": cluster.system_pool.min,
-                        "max_nodes": cluster.system_pool.max, "disk_size_gb": cluster.system_pool.disk_size_gb},
-    }
-    return Planned(_component("AksCluster"), cluster.name, args, KeyPaths("cluster", {
-        **CLUSTER_PATHS, "admin_group_object_ids": "controlPlane.adminGroupObjectIds",
-        "resource_group_name": "resourceGroup", "node_subnet_id": "network.existingSubnetId",
-        "system_pool.vm_size": "systemPool.vmSize", "system_pool.disk_size_gb": "systemPool.diskSizeGb"}))
-
-
-def aks_pool(cfg: StackConfig, pool_name: str, *, cluster_name: Any = PENDING, resource_group: Any = PENDING,
-             node_subnet_id: Any = None) -> Planned:
-    pool = cfg.node_pools[pool_name]
-    common = _pool_common(cfg, pool_name)
-    common.pop("compute_class", None)  # AKS orders pools through the autoscaler's priorities, not node labels
-    args: dict[str, Any] = {
-        **common,
-        "cluster_name": cluster_name,
-        "resource_group_name": resource_group,
-        "vm_size": pool.vm_size or "",
-        "pool_name": pool_name,
-        "zones": list(pool.zones or cfg.cluster.zones),
-        "kubernetes_version": cfg.cluster.kubernetes_version,
-        "tags": {**cfg.cluster.labels, "gpu-fungibility-pool": pool_name},
-    }
-    if node_subnet_id is not None:
-        args["node_subnet_id"] = node_subnet_id
-    return Planned(_component("AksGpuNodePool"), pool_name, args, KeyPaths(f"nodePools.{pool_name}", {
-        **POOL_PATHS, "zones": "zones", "kubernetes_version": "/cluster.kubernetesVersion"}))
 
 
 def unlisted_pools(cfg: StackConfig) -> list[str]:
     """Pools no compute class lists, in config order."""
     listed = {p for cc in cfg.compute_classes.values() for p in cc.pools}
     return [name for name in cfg.node_pools if name not in listed]
-
-
-def aks_priorities(cfg: StackConfig) -> Planned:
-    from gpu_fungibility.aks_cluster import SYSTEM_POOL
-
-    args = {"fallback_orders": [list(cc.pools) for cc in cfg.compute_classes.values()],
-            "other_pools": [SYSTEM_POOL, *unlisted_pools(cfg)]}
-    return Planned(_component("AksAutoscalerPriorities"), f"{cfg.cluster.name}-autoscaler-priorities", args,
-                   KeyPaths("computeClasses", {"fallback_orders": "/computeClasses"}))
-
-
-def aks_device_plugin(cfg: StackConfig) -> Planned:
-    """The device plugin, tolerating every taint of the classic pools: on AKS a Spot pool's nodes carry
-    ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``, which the chart's values do not tolerate."""
-    from gpu_fungibility import helm_values
-    from gpu_fungibility.device_plugin import device_plugin_values
-
-    planned = device_plugin(cfg)
-    library = device_plugin_values()["tolerations"]
-    extra = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-             for t in node_taints(cfg, device_plugin_pools(cfg)) if t.key != library[0]["key"]]
-    values = helm_values.merge({"tolerations": [*library, *extra]}, planned.args.get("values") or {})
-    return Planned(planned.component, planned.name, {**planned.args, "values": values}, planned.paths)
-
-
-def aks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
-    # the cluster is checked with the resource group's name: the configured one, or the one the stack builds
-    planned: list[Callable[[], Planned]] = [lambda: aks_network(cfg),
-                                            lambda: aks_cluster(cfg, resource_group=resource_group_name(cfg))]
-    planned += [lambda p=p: aks_pool(cfg, p) for p in cfg.node_pools]
-    if device_plugin_pools(cfg):
-        planned.append(lambda: aks_device_plugin(cfg))
-    if cfg.compute_classes:
-        planned.append(lambda: aks_priorities(cfg))
-    return planned
 
 
 # ---- in the cluster ------------------------------------------------------------------------
@@ -547,7 +143,7 @@ def namespace(cfg: StackConfig, name: str, hf_token: Any = None) -> Planned:
         args["hf_token"] = hf_token
     users = [f"workloads.{w}.namespace" for w, wl in cfg.workloads.items() if wl.namespace == name]
     users += [f"sharedClaims.{c}.namespace" for c, sc in cfg.shared_claims.items() if sc.namespace == name]
-    return Planned(_component("WorkloadNamespace"), f"ns-{name}", args, KeyPaths("", {"namespace": "/" + users[0],
+    return Planned(component("WorkloadNamespace"), f"ns-{name}", args, KeyPaths("", {"namespace": "/" + users[0],
                                                                           "hf_token": "/hfToken"}))
 
 
@@ -591,7 +187,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
     }
     table: dict[str, str | None] = {f"device_classes.{n}": f"/deviceClasses.{n}" for n in cfg.device_classes}
     for n in cfg.device_classes:
-        table.update({f"device_classes.{n}.{arg}": f"/deviceClasses.{n}.{_camel(arg)}"
+        table.update({f"device_classes.{n}.{arg}": f"/deviceClasses.{n}.{camel(arg)}"
                       for arg in gpu_fungibility.DeviceClassSpec.__annotations__})
     shared = {}
     for name, claim in cfg.shared_claims.items():
@@ -620,7 +216,7 @@ def dra_claims(cfg: StackConfig) -> Planned:
             table[f"claim_templates.{name}.{arg}"] = key
         table[f"claim_templates.{name}"] = f"/workloads.{name}"
     args = {"device_classes": device_classes, "shared_claims": shared, "claim_templates": templates}
-    return Planned(_component("DraClaims"), "dra-claims", args, KeyPaths("", table))
+    return Planned(component("DraClaims"), "dra-claims", args, KeyPaths("", table))
 
 
 def workload_claim(cfg: StackConfig, name: str) -> dict[str, Any]:
@@ -671,7 +267,7 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
         "replicas": wl.replicas,
         "port": wl.port,
         "extra_args": list(wl.extra_args),
-        "tolerate_taints": _taint_dicts(node_taints(cfg, pools)),
+        "tolerate_taints": taint_dicts(node_taints(cfg, pools)),
         "service": {"type": wl.service.type, "public": wl.service.public, "port": wl.service.port},
         "cloud": profile.name,
     }
@@ -693,31 +289,13 @@ def workload(cfg: StackConfig, name: str, *, hf_secret_name: str | None = None) 
     if wl.mig is not None:
         args["mig_servers"] = [{"name": s.name, "model": s.model, "port": s.port, "extra_args": list(s.extra_args)}
                                for s in wl.mig]
-    return Planned(_component("VllmWorkload"), name, args, KeyPaths(f"workloads.{name}", {
+    return Planned(component("VllmWorkload"), name, args, KeyPaths(f"workloads.{name}", {
         "mig_servers": "mig", "accelerator_family": "", "tolerate_taints": FROM_POOLS, "claim": "",
         "cloud": "/cluster.cloud", "pools": FROM_POOLS, "pool_preference": FROM_POOLS,
         "pods_per_node": "replicas"}))
 
 
 # ---- every component of a stack ------------------------------------------------------------
-
-
-def _gke_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
-    planned: list[Callable[[], Planned]] = [lambda: gke_network(cfg), lambda: gke_cluster(cfg)]
-    planned += [lambda p=p: gke_pool(cfg, p) for p in cfg.node_pools]
-    if pools_needing_driver_installer(cfg):
-        planned.append(lambda: driver_installer(cfg))
-    if tpu_pools(cfg):
-        planned.append(lambda: tpu_dra(cfg))
-    return planned + [lambda c=c: compute_class(cfg, c) for c in cfg.compute_classes]
-
-
-def _eks_components(cfg: StackConfig) -> list[Callable[[], Planned]]:
-    planned: list[Callable[[], Planned]] = [lambda: eks_network(cfg), lambda: eks_cluster(cfg)]
-    planned += [lambda p=p: eks_node_group(cfg, p) for p in cfg.node_pools]
-    if device_plugin_pools(cfg):
-        planned.append(lambda: device_plugin(cfg))
-    return [*planned, lambda: cluster_autoscaler(cfg)]
 
 
 def resolvable(cfg: StackConfig, target: Workload | SharedClaim) -> bool:
@@ -741,8 +319,7 @@ def planned_components(cfg: StackConfig) -> list[Planned]:
     A workload or claim that names a pool, compute class or shared claim the config lacks is
     left out: the config rules report the missing name, and the rest is still checked.
     """
-    builders = {"gke": _gke_components, "eks": _eks_components, "aks": aks_components}[
-        clouds.profile(cfg.cluster.cloud).name](cfg)
+    builders = cloud_arguments(cfg).components(cfg)
     if dra_gpu_pools(cfg):
         builders.append(lambda: nvidia_dra(cfg))
     if cfg.workloads or cfg.device_classes or cfg.shared_claims:
