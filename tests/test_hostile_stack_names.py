@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from offline_plan.__main__ import set_aside_stale
+from offline_plan.write import set_aside_stale
 from output_files import OutputError
 from stacks.stack_files import StackNameError, build_dir, check_stack_name, output_dir
 from tests.hostile_inputs import HOSTILE_STACK_NAMES, STACK_COMMANDS

@@ -219,8 +219,8 @@ def test_token_never_appears_in_any_captured_input_or_plan_step():
 
 
 def test_token_never_appears_in_any_file_the_offline_plan_writes(tmp_path):
-    from offline_plan.__main__ import write_plan
     from offline_plan.run import run_stack
+    from offline_plan.write import write_plan
 
     raw = {**read_stack_file("dev").namespace_config, "hfToken": FAKE_TOKEN,
            "gcp:project": "demo-project", "gcp:region": "us-central1"}
