@@ -21,8 +21,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import time
 from collections.abc import Callable
@@ -307,18 +305,20 @@ def mark_running(kubeconfig: Path, pods: list[dict[str, Any]]) -> int:
 
 
 def run_verify(stack: str, kubeconfig: Path, stack_dir: Path) -> tuple[int, dict[str, Any] | None, str]:
-    """``python -m verify --stack S --kubeconfig K --json --no-simulate`` in-process: (exit code, JSON, stderr)."""
-    from verify.__main__ import main as verify_main
+    """``make verify``'s verdict on the rehearsal's cluster, as ``python -m verify --stack S --kubeconfig K --json
+    --no-simulate --deadline 60`` gives it: (exit code, the JSON document, the reason when it could not read)."""
+    from verify.report import EXIT_UNREADABLE, exit_code, to_json
+    from verify.run import VerifyError, verify
 
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = verify_main(["--stack", stack, "--stack-dir", str(stack_dir), "--kubeconfig", str(kubeconfig),
-                            "--json", "--no-simulate", "--deadline", "60"])
     try:
-        document = json.loads(out.getvalue())
-    except ValueError:
-        document = None
-    return code, document, err.getvalue().strip()
+        verdict = verify(stack, stack_dir, kubeconfig=str(kubeconfig), deadline=60.0, simulate=False)
+    except VerifyError as exc:
+        return EXIT_UNREADABLE, None, f"verify: {exc}"
+    except Exception as exc:  # noqa: BLE001 - as make verify: a reason and exit 2, never a traceback
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        return EXIT_UNREADABLE, None, f"verify: stopped by an unexpected {type(exc).__name__}: {text}"
+    document = json.loads(json.dumps(to_json(stack, verdict.view.source, verdict.findings)))
+    return exit_code(verdict.findings), document, ""
 
 
 def _phase_verify(c: Cluster, result: Rehearsal, stack_dir: Path, expect: int, label: str) -> PhaseResult:

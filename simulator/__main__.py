@@ -15,14 +15,10 @@ import io
 import sys
 from pathlib import Path
 
-from simulator.engine import SimulationError, simulate
+from simulator.engine import MAX_REPLICAS, SimulationError, simulate
 from simulator.render import render_table, write_json
 from simulator.workloads import pod_specs
 from stacks.stack_files import stack_name_argument
-
-#: The most replicas ``--replicas`` places per workload: a million fits in bounded time and memory
-#: (bench/bench_simulator_replicas.py prints both); more is refused up front instead of ending in a MemoryError.
-MAX_REPLICAS = 1_000_000
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -65,6 +65,9 @@ from stacks.config import StackConfig
 
 #: Distinct ways the cluster can unfold that the simulation follows before it stops enumerating.
 MAX_BRANCHES = 64
+#: The most replicas the simulation places per workload: a million fits in bounded time and memory
+#: (bench/bench_simulator_replicas.py prints both); callers refuse more up front instead of ending in a MemoryError.
+MAX_REPLICAS = 1_000_000
 
 
 class SimulationError(ValueError):

@@ -9,6 +9,8 @@ Exit codes: 0 every promise holds (warnings included); 1 a promise is broken (is
 node without devices, an unsatisfiable claim alternative, a Pending pod for a resource reason);
 2 the cluster cannot be read (unreachable, unauthorized, every kind forbidden, a bad snapshot) or
 the stack cannot be loaded - always with the reason, never a traceback.
+
+The reading and checking are :mod:`verify.run`'s; this is the command.
 """
 
 from __future__ import annotations
@@ -16,15 +18,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import io
 import json
-import os
 import sys
 from pathlib import Path
 
-from verify.findings import WARNING, Finding
 from verify.report import EXIT_UNREADABLE, exit_code, render_markdown, render_table, to_json
-from verify.snapshot import ReadError, View, read_snapshot
+from verify.run import VerifyError, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,21 +71,21 @@ def _fail(message: str) -> int:
 def _run(args: argparse.Namespace) -> int:
     from output_files import OutputError
     from stacks.stack_files import StackNameError, check_stack_name, output_dir
-    from verify.stack import StackError, load_stack
 
     try:
         check_stack_name(args.stack)
         out_dir = output_dir(args.stack, Path(args.out))
-        stack = load_stack(args.stack, Path(args.stack_dir))
-    except (StackNameError, StackError) as exc:
+    except StackNameError as exc:
         return _fail(f"--stack: {exc}")
     except OutputError as exc:
         return _fail(f"the report cannot be written: {exc}")
     try:
-        view = read_snapshot(Path(args.snapshot)) if args.snapshot else _read_live(args)
-    except ReadError as exc:
+        verdict = verify(args.stack, Path(args.stack_dir), snapshot=Path(args.snapshot) if args.snapshot else None,
+                         kubeconfig=args.kubeconfig, context=args.context, deadline=args.deadline,
+                         call_timeout=args.call_timeout, simulate=not args.no_simulate)
+    except VerifyError as exc:
         return _fail(str(exc))
-    findings = check_all(view, stack, None if args.no_simulate else _predict(stack, Path(args.stack_dir), view))
+    view, findings = verdict.view, verdict.findings
     from offline_plan.comment_size import fit_step_summary
     from output_files import write_text
 
@@ -104,61 +103,6 @@ def _run(args: argparse.Namespace) -> int:
         print(render_table(args.stack, view.source, findings))
         print(f"\nreport: {out_dir / 'verify.md'}")
     return exit_code(findings)
-
-
-def _read_live(args: argparse.Namespace) -> View:
-    from verify.live import Budget, kubeconfig_source, read_cluster
-
-    path = kubeconfig_source(args.kubeconfig, os.environ.get("KUBECONFIG"), args.stack, Path(args.stack_dir))
-    return read_cluster(path, args.context, Budget(args.deadline, args.call_timeout))
-
-
-def check_all(view: View, stack, predicted: dict[str, list[str]] | None) -> list[Finding]:
-    from verify import checks, placement
-
-    found = [Finding("read", WARNING, f"partial answer: {kind} not read: {why}") for kind, why in view.unread.items()]
-    found += checks.isolation(view, stack)
-    found += checks.published_devices(view, stack)
-    found += placement.replicas(view, stack, predicted or {})
-    found += placement.drift(view, stack)
-    return found
-
-
-def _predict(stack, stack_dir: Path, view: View) -> dict[str, list[str]]:
-    """``make simulate``'s placement of each workload at the replica count the cluster has."""
-    from offline_plan.manifests import kubernetes_objects
-    from offline_plan.run import run_stack_file
-    from simulator.engine import SimulationError, simulate
-    from simulator.workloads import pod_specs
-    from verify.placement import WORKLOAD_LABEL, workload_pods
-
-    counts = {d.labels.get(WORKLOAD_LABEL, d.name): d.replicas for d in view.deployments}
-    for workload, pods in workload_pods(view).items():
-        counts.setdefault(workload, len(pods))
-    from simulator.__main__ import MAX_REPLICAS
-
-    # a Deployment of 10,000,000 replicas: no prediction for it rather than an unbounded simulation
-    too_many = {w: [f"not simulated ({n:,} replicas; the simulator places at most {MAX_REPLICAS:,})"]
-                for w, n in counts.items() if n > MAX_REPLICAS}
-    counts = {w: n for w, n in counts.items() if w not in too_many}
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            run = run_stack_file(stack.name, stack_dir)
-        objects = kubernetes_objects(run)
-        known = {p.workload for p in pod_specs(run.config, objects)}
-        result = simulate(run.config, objects, replicas={w: n for w, n in counts.items() if w in known})
-    except (SimulationError, FileNotFoundError, ValueError) as exc:
-        return {**{w: [f"not simulated ({exc})"] for w in counts}, **too_many}
-    predicted: dict[str, list[str]] = dict(too_many)
-    for r in result.replicas:
-        if r.status == "scheduled":
-            text = f"#{r.replica} {r.pool} {'+'.join(r.alternatives)} tp={r.tensor_parallel_size}"
-        elif r.status == "pending":
-            text = f"#{r.replica} pending ({r.reason})"
-        else:
-            text = f"#{r.replica} one of {len(r.outcomes)} outcomes ({', '.join(sorted({o.pool or 'pending' for o in r.outcomes}))})"
-        predicted.setdefault(r.workload, []).append(text)
-    return predicted
 
 
 if __name__ == "__main__":
