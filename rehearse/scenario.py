@@ -79,13 +79,13 @@ class Scenario:
 def load(stack: str, stack_dir: Path = ROOT) -> Scenario:
     """Plan the stack in-process and build its scenario; raises FileNotFoundError / ConfigError like the planner."""
     from offline_plan import manifests as manifest_mod
+    from offline_plan.model import driver_releases
     from offline_plan.run import run_stack_file
-    from policies.stack_view import Res, StackView
 
     with contextlib.redirect_stdout(io.StringIO()):
         run = run_stack_file(stack, stack_dir)
     found = [Manifest(m.filename, m.obj) for m in manifest_mod.manifests(run)]
-    view = StackView([Res(r.type, r.urn, r.urn.rsplit("::", 1)[1], r.inputs) for r in run.resources])
-    nfd = any(r.labels_gpu_nodes_with_nfd() for r in view.releases)
-    return Scenario(stack, run.config, found, view.releases,
-                    cluster.plugin_daemonsets(run.config.cluster.cloud, view.releases), nfd)
+    releases = driver_releases(run)
+    nfd = any(r.labels_gpu_nodes_with_nfd() for r in releases)
+    return Scenario(stack, run.config, found, releases,
+                    cluster.plugin_daemonsets(run.config.cluster.cloud, releases), nfd)
