@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues, LibraryComponent
+from .clouds.aks import arguments as aks_rules
 from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 
 cs = azure_native.containerservice
@@ -113,10 +114,10 @@ def cluster_issues(args: AksClusterArgs) -> Issues:
             issues.append((f"zones[{i}]", f"{zone!r} is not an Azure availability zone (\"1\", \"2\" or \"3\")"))
     issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "Azure region")
     system_pool = args.get("system_pool") or {}
-    issues += rules.resource_group_name_issues(args.get("resource_group_name"), "resource_group_name")
-    issues += rules.aks_pool_limit_issues(system_pool, "system_pool.")
+    issues += aks_rules.resource_group_name_issues(args.get("resource_group_name"), "resource_group_name")
+    issues += aks_rules.pool_limit_issues(system_pool, "system_pool.")
     if "vm_size" in system_pool:
-        issues += rules.aks_vm_size_issues(system_pool["vm_size"], "system_pool.vm_size")
+        issues += aks_rules.vm_size_issues(system_pool["vm_size"], "system_pool.vm_size")
     return issues + rules.system_pool_issues(system_pool, "system_pool")
 
 

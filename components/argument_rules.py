@@ -13,11 +13,6 @@ from typing import Any
 
 from .base import Issues
 
-#: GKE node pool names: 1-40 characters, a lowercase letter first, then lowercase letters, digits and
-#: '-', not ending in '-' (the Container API refuses longer names; the Google provider's
-#: google_container_node_pool ``name`` has the same 40-character limit). The name is also the value of
-#: the ``cloud.google.com/gke-nodepool`` node label, which this rule keeps valid (63 at most).
-GKE_NODE_POOL_NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")
 #: A Kubernetes namespace is an RFC 1123 label (k8s.io/apimachinery validation IsDNS1123Label).
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 #: The smallest boot disk the project gives an accelerator node: the node image plus a vLLM or
@@ -53,13 +48,6 @@ def port_issues(value: Any, path: str) -> Issues:
 def disk_size_issues(args: Mapping[str, Any]) -> Issues:
     return at_least(args, "disk_size_gb", MIN_DISK_SIZE_GB, " GB; accelerator nodes get at least "
                                                             f"{MIN_DISK_SIZE_GB} GB of boot disk")
-
-
-def gke_node_pool_name_issues(name: str, key: str = "node_pool_name") -> Issues:
-    if GKE_NODE_POOL_NAME.fullmatch(name):
-        return []
-    return [(key, f"{name!r} is not a GKE node pool name: 1-40 lowercase letters, digits and '-', starting "
-                  "with a letter and not ending with '-' (it is also the cloud.google.com/gke-nodepool label)")]
 
 
 def namespace_issues(namespace: Any, key: str = "namespace") -> Issues:
@@ -154,53 +142,8 @@ def cluster_cidr_issues(value: Any, path: str, max_prefix: int = 20) -> Issues:
     return []
 
 
-# ---- AKS's documented limits -------------------------------------------------------------------------
-
-#: Nodes in one AKS node pool (Virtual Machine Scale Sets): 1,000 (learn.microsoft.com/azure/aks/
-#: quotas-skus-regions, "Service quotas and limits": "Maximum nodes per node pool ... 1,000").
-AKS_MAX_NODES_PER_POOL = 1_000
-#: An AKS node's OS disk: 0 (the size's default) to 2,048 GB (Microsoft.ContainerService API,
-#: ``ContainerServiceOSDisk``: minimum 0, maximum 2048; Azure/bicep-types-az generated/containerservice
-#: ``osDiskSizeGB: int {minValue: 0, maxValue: 2048}``).
-AKS_MAX_OS_DISK_GB = 2_048
-#: A resource group name: 1-90 characters, letters, digits, ``_``, ``-``, ``.``, ``(`` and ``)``, not ending
-#: with a period (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules,
-#: Microsoft.Resources ``resourcegroups``; letters and digits include Unicode ones: ``^[-\w._()]+$``).
-AKS_RESOURCE_GROUP_MAX = 90
-_RESOURCE_GROUP = re.compile(r"[-\w.()]+")
-#: An Azure VM size name as the SKU list spells them: ``Standard_D4ds_v5``, ``Standard_NC24ads_A100_v4``.
-_VM_SIZE = re.compile(r"(Standard|Basic)_[A-Za-z0-9]+(_[A-Za-z0-9]+)*")
-
-
 def at_most(args: Mapping[str, Any], key: str, high: int, what: str = "") -> Issues:
     value = _number(args.get(key))
     if value is not None and value > high:
         return [(key, f"{args.get(key)!r} is more than {high:,}{what}")]
-    return []
-
-
-def aks_pool_limit_issues(args: Mapping[str, Any], prefix: str = "") -> Issues:
-    """AKS's own limits on a pool: at most 1,000 nodes, an OS disk of at most 2,048 GB."""
-    issues = [(f"{prefix}{key}", text) for key, text in at_most(
-        args, "max_nodes", AKS_MAX_NODES_PER_POOL, ": an AKS node pool holds at most 1,000 nodes")]
-    issues += [(f"{prefix}{key}", text) for key, text in at_most(
-        args, "disk_size_gb", AKS_MAX_OS_DISK_GB, " GB: an AKS OS disk is at most 2,048 GB")]
-    return issues
-
-
-def aks_vm_size_issues(value: Any, key: str) -> Issues:
-    """A VM size must be spelled as Azure's SKU list spells one (``Standard_D4ds_v5``)."""
-    if isinstance(value, str) and _VM_SIZE.fullmatch(value):
-        return []
-    return [(key, f"{value!r} is not an Azure VM size (such as Standard_D4ds_v5); `az vm list-sizes -l <region>` "
-                  "lists them")]
-
-
-def resource_group_name_issues(value: Any, key: str) -> Issues:
-    """An Azure resource group name: 1-90 letters, digits, ``_-.()``, not ending with a period."""
-    if not isinstance(value, str):
-        return []  # an Output: the resource group was built under a checked name
-    if not 1 <= len(value) <= AKS_RESOURCE_GROUP_MAX or not _RESOURCE_GROUP.fullmatch(value) or value.endswith("."):
-        return [(key, f"{value[:100]!r} is not a resource group name: 1-90 letters, digits, '_', '-', '.', '(' or "
-                      "')', not ending with '.'")]
     return []

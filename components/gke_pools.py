@@ -19,8 +19,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from . import dra_wiring
-from .argument_rules import gke_node_pool_name_issues
 from .base import Issues, LibraryComponent
+from .clouds.gke import arguments as gke_rules
 from .clouds.gke import machines as gke_machines
 from .gcp_labels import gcp_label_issues
 from .node_selection import API_EFFECTS, NodeTaint
@@ -213,7 +213,7 @@ class _GkeAcceleratorPool(LibraryComponent):
         """Problems with the arguments, in argument names (shape checks first)."""
         issues = accelerator_issues(CLOUD, cls.FAMILY, args, [args["machine_type"]], cls.default_count(args))
         issues += common_pool_issues(args) + gcp_label_issues(args.get("resource_labels") or {}, "resource_labels")
-        issues += gke_node_pool_name_issues(str(args.get("node_pool_name") or name))
+        issues += gke_rules.node_pool_name_issues(str(args.get("node_pool_name") or name))
         if not args.get("zones"):
             issues.append(("zones", "list at least one zone"))
         return issues

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import argument_rules
+from gpu_fungibility.clouds.aks import arguments as aks_rules
 
 from offline_plan.run import read_stack_file
 from stacks.loader import ConfigError, parse_stack_config
@@ -26,8 +26,8 @@ def test_an_aks_value_past_its_limit_is_refused(case, tmp_path):
 
 
 def test_the_limits_hold_at_their_edges():
-    assert argument_rules.aks_pool_limit_issues({"max_nodes": 1_000, "disk_size_gb": 2_048}) == []
-    assert len(argument_rules.aks_pool_limit_issues({"max_nodes": 1_001, "disk_size_gb": 2_049})) == 2
-    assert argument_rules.resource_group_name_issues("rg_(prod)-1.a", "rg") == []
-    assert argument_rules.resource_group_name_issues("équipe-gpu", "rg") == []  # Unicode letters are allowed
-    assert argument_rules.aks_vm_size_issues("Standard_NC24ads_A100_v4", "v") == []
+    assert aks_rules.pool_limit_issues({"max_nodes": 1_000, "disk_size_gb": 2_048}) == []
+    assert len(aks_rules.pool_limit_issues({"max_nodes": 1_001, "disk_size_gb": 2_049})) == 2
+    assert aks_rules.resource_group_name_issues("rg_(prod)-1.a", "rg") == []
+    assert aks_rules.resource_group_name_issues("équipe-gpu", "rg") == []  # Unicode letters are allowed
+    assert aks_rules.vm_size_issues("Standard_NC24ads_A100_v4", "v") == []
