@@ -10,7 +10,8 @@ policy for a Deployment), and grows with the number of policies as well as with 
 (and the servicer's ``_get_resource_options`` and ``_get_provider_resource``) returned for each input object, so the second and later policies get the very same decoded
 properties (and :func:`shared` lets the pack's own conversions, such as ``stack_view.plain``, do the same).
 The inputs are held until the call ends, so an object's id is never reused within it. Nothing changes in
-what a policy sees: the same values, read-only by this pack's rules (they copy them with ``plain``).
+what a policy sees: the same values, which are read-only (the rules copy them with ``plain``; a write
+through a proxy fails the call, and :mod:`policies.read_only` checks every shared value when asked).
 
 It patches private names of one pulumi-policy minor (:data:`TESTED_MINOR`, the minor the pack's pins name):
 on another version, or a layout without these names, nothing is installed, a line on stderr says why, and
@@ -52,6 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .decoding import decode_struct, is_struct, struct_to_dict
+from .read_only import CHECK_ENV, READ_ONLY, Watch
 from .wire import BATCH_SERVICE, ERROR_FIELD, REPLY_FIELD, frame, read_frames
 
 _calls = threading.local()
@@ -72,7 +74,17 @@ def shared(function: Callable[[Any], Any], value: Any) -> Any:
         return hit[1]
     result = function(value)
     cache[key] = (value, result)
+    _watch(function, result)
     return result
+
+
+def _watch(what: Any, value: Any) -> None:
+    """Record a value shared between the call's policies (``what`` made it: a function, or its name), when the
+    call is checked (:mod:`policies.read_only`)."""
+    watch = getattr(_calls, "watch", None)
+    if watch is not None:
+        function = getattr(what, "func", what)  # a functools.partial: the function it calls
+        watch.add(what if isinstance(what, str) else getattr(function, "__name__", repr(function)), value)
 
 
 def _memoized(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -103,6 +115,7 @@ def _shared_method(method: Callable[..., Any], owner: Any, message: Any) -> Any:
         return hit[1]
     result = method(owner, message)
     cache[key] = (message, result)
+    _watch(method, result)
     return result
 
 
@@ -122,6 +135,7 @@ def _provider_by_content(method: Callable[..., Any]) -> Callable[..., Any]:
         hit = cache.get(key)
         if hit is None:
             hit = cache[key] = (method(self, message),)
+            _watch("_get_provider_resource", hit[0])
         return hit[0]
 
     return wrapper
@@ -217,6 +231,11 @@ def _lazy_proxies() -> tuple[type, type, Callable[[Any], Any]]:
                 return self._target
             return read(self._target[key], self._path, key)
 
+        def __setitem__(self, key: Any, value: Any) -> None:
+            if getattr(_calls, "cache", None) is not None:  # shared by every policy of the call
+                raise TypeError(f"{READ_ONLY} (setting {'.'.join([*self._path, str(key)])})")
+            self._target[key] = value
+
     class LazyList(_ListProxy):
         __slots__ = ("_target", "_path")
 
@@ -268,15 +287,21 @@ class _CollectorPaused:
 _collector_paused = _CollectorPaused()
 
 
-def _one_cache_per_call(method: Callable[..., Any]) -> Callable[..., Any]:
+def _one_cache_per_call(method: Callable[..., Any], checked: bool = False) -> Callable[..., Any]:
+    """The call with its own cache of what its policies share; ``checked``: failing when a policy changed any
+    of it (:mod:`policies.read_only`)."""
     @functools.wraps(method)
     def wrapper(self: Any, request: Any, context: Any) -> Any:
         with _collector_paused:
             _calls.cache = {}
+            _calls.watch = Watch() if checked else None
             try:
-                return method(self, request, context)
+                response = method(self, request, context)
+                if _calls.watch is not None:
+                    _calls.watch.verify()
+                return response
             finally:
-                _calls.cache = None
+                _calls.cache = _calls.watch = None
 
     return wrapper
 
@@ -335,6 +360,7 @@ def _analyze_stack(runtime: Any, shipped: Callable[..., Any]) -> Callable[..., A
                                                    policy.severity)
             if resources is None:
                 resources = resources_of(self, request)
+                _watch("the stack's resources", resources)
             args = runtime.StackValidationArgs(resources, self._get_policy_config(policy.name),
                                                self._PolicyAnalyzerServicer__stack_tags)
             _validate(runtime, self, policy, args, report, response)
@@ -477,8 +503,9 @@ def install() -> bool:
     servicer._get_provider_resource = _provider_by_content(servicer._get_provider_resource)
     for name in _PER_RESOURCE:
         setattr(servicer, name, _memoized_method(getattr(servicer, name)))
-    servicer.Analyze = _one_cache_per_call(servicer.Analyze)
-    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime, servicer.AnalyzeStack))
+    checked = os.environ.get(CHECK_ENV, "") not in ("", "0")
+    servicer.Analyze = _one_cache_per_call(servicer.Analyze, checked)
+    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime, servicer.AnalyzeStack), checked)
     services = runtime.analyzer_pb2_grpc
     services.add_AnalyzerServicer_to_server = _with_batch(services.add_AnalyzerServicer_to_server)
     setattr(runtime, _MARK, True)

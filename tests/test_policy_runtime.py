@@ -1,18 +1,20 @@
 """policies/runtime.py: the pack's runtime with its shared decoding answers exactly what the runtime as it
-ships answers.
+ships answers, in the offline gate and in a real preview alike.
 
 Two pack processes, one with ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME=1`` (pulumi-policy untouched), get the
-same requests (every shipped stack's plan, plans that break rules, plans with values unknown during a preview,
-secrets and assets, several enforcement levels) and must give byte-identical responses, ``Analyze`` for each
-resource and ``AnalyzeStack`` for the whole. The pieces are also held to the runtime's own functions: the
-one-walk decoding to ``deserialize_properties(MessageToDict(...))`` and the proxies made when read to
-``unknown_checking_proxy``'s, read for read and error for error.
+same requests (every shipped stack's plan and its first preview as the engine sends it, plans that break
+rules, plans with values unknown during a preview, secrets and assets, several enforcement levels) and must
+give byte-identical responses, ``Analyze`` for each resource and ``AnalyzeStack`` for the whole. The pieces
+are also held to the runtime's own functions: the one-walk decoding to
+``deserialize_properties(MessageToDict(...))`` and the proxies made when read to ``unknown_checking_proxy``'s,
+read for read and error for error. The patch installs only on the pulumi-policy minor it is tested against.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import os
 
 import pytest
@@ -66,9 +68,28 @@ def _broken_eks() -> dict:
     return to_plan(stack)
 
 
+def _shipped(stack: str) -> dict:
+    return planjson.plan_document(offline_run.run_stack_file(stack))
+
+
+def _first_preview(stack: str) -> dict:
+    """The stack's first preview as the engine sends it to the pack: values the clouds compute unknown, every
+    Kubernetes object's outputs empty (its provider not configured): the pack fills them from the inputs
+    its ``Analyze`` calls kept (policies/preview_inputs.py), through either runtime."""
+    from offline_plan.mocks import outputs_by_type
+    from policy_gate.first_preview import first_preview
+
+    def computed(type_: str, name: str, inputs) -> dict:
+        extra = outputs_by_type().get(type_)
+        return extra(name, dict(inputs)) if extra else {}
+
+    return first_preview(_shipped(stack), computed)
+
+
+SHIPPED = ("dev", "eks-dev", "prod", "aks-dev")
 PLANS = {
-    **{stack: (lambda stack=stack: planjson.plan_document(offline_run.run_stack_file(stack)))
-       for stack in ("dev", "eks-dev", "prod", "aks-dev")},
+    **{stack: functools.partial(_shipped, stack) for stack in SHIPPED},
+    **{f"{stack}-first-preview": functools.partial(_first_preview, stack) for stack in SHIPPED},
     "broken-gke": broken_gke_plan,
     "unknowns-secrets-assets": _unknowns_secrets_assets,
     "broken-eks": _broken_eks,
