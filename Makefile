@@ -81,12 +81,12 @@ test: venv
 # The rehearsal's control plane (rehearse/harness, Go), built into .rehearse-cache/bin/ for one Kubernetes minor.
 MINOR ?= 1.35
 rehearse-build: venv
-	$(PY) -m rehearse.harness build --minor $(call q,$(MINOR))
+	$(PY) -m rehearse.control_plane build --minor $(call q,$(MINOR))
 
 # go build + go vet of the harness against every minor of rehearse/harness/versions.json (nothing kept): CI compiles
 # every supported minor, though the rehearsal's tests run on one.
 rehearse-compile: venv
-	$(PY) -m rehearse.harness compile
+	$(PY) -m rehearse.control_plane compile
 
 # pyproject's addopts leave tests/rehearsal out of `make test`; here they are the point.
 test-rehearse: venv

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rehearse.harness import DEFAULT_MINOR, Harness, HarnessUnavailable, ensure_built  # noqa: E402
+from rehearse.control_plane import DEFAULT_MINOR, Harness, HarnessUnavailable, ensure_built  # noqa: E402
 
 DRIVER = "gpu.example.com"
 

@@ -38,7 +38,7 @@ def _violation(event: dict) -> str:
 
 def _up_rehearsal(stack: str, minor: str, tools) -> int:
     from pulumi_engine.up import up_on_rehearsal
-    from rehearse.harness import HarnessError, HarnessUnavailable
+    from rehearse.control_plane import HarnessError, HarnessUnavailable
 
     try:
         run = up_on_rehearsal(stack, minor, tools=tools)

@@ -103,7 +103,7 @@ def up_on_rehearsal(stack: str, minor: str = "1.35", *, root: Path = ROOT,
                     tools: build.Tools | None = None) -> UpRun:
     """``pulumi up`` of ``stack`` onto a fresh rehearsal control plane of Kubernetes ``minor``; what it made."""
     from rehearse import cluster
-    from rehearse.harness import Harness, ensure_built
+    from rehearse.control_plane import Harness, ensure_built
 
     tools = tools or build.ensure_tools()
     binary = ensure_built(minor)

@@ -79,9 +79,9 @@ def _run(args: argparse.Namespace, out_dir: Path, log, cleanup: list[Path]) -> i
     if not stack_file.is_file():
         return _cannot(f"unknown stack {args.stack!r}: {stack_file} does not exist")
     try:
-        from rehearse.harness import Harness, HarnessError, HarnessTimeout, HarnessUnavailable, ensure_built
+        from rehearse.control_plane import Harness, HarnessError, HarnessTimeout, HarnessUnavailable, ensure_built
     except ImportError as exc:
-        return _cannot(f"the harness client (rehearse/harness.py) is not available: {exc}")
+        return _cannot(f"the harness client (rehearse/control_plane.py) is not available: {exc}")
 
     log(f"rehearse: planning stack {args.stack} ...")
     started = time.monotonic()

@@ -3,7 +3,7 @@
 ``python -m rehearse.differential --seed N --count 500 [--minor 1.35] [--json]``
 
 Each scenario (:mod:`rehearse.scenarios`) is applied to Kubernetes' own control plane through the harness
-(:mod:`rehearse.harness`): its Nodes, ResourceSlices, DeviceClasses and ResourceClaimTemplates first, then its
+(:mod:`rehearse.control_plane`): its Nodes, ResourceSlices, DeviceClasses and ResourceClaimTemplates first, then its
 pod groups one after the other, each applied and settled before the next, so the scheduler meets the pods in
 the order the simulator places them. Many scenarios share one API server (they cannot see each other's nodes:
 :data:`rehearse.scenarios.SCENARIO_LABEL`); the cluster is reset between batches. What the real scheduler
@@ -535,7 +535,7 @@ def run(seed: int, count: int, minor: str = DEFAULT_MINOR, batch: int = BATCH, p
     cases = {c.document["name"]: c for c in simulate_all([sc.document() for sc in scenarios], minor)}
     simulator_seconds = time.monotonic() - started
     if start is None:
-        from rehearse.harness import Harness, ensure_built
+        from rehearse.control_plane import Harness, ensure_built
         ensure_built(minor, progress=progress)
 
         def start():

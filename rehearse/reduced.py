@@ -1,7 +1,7 @@
 """Reduced cases: one small scenario per way the simulator once disagreed with kube-scheduler, recorded from it.
 
 ``python -m rehearse.reduced --record tests/fixtures/differential [--minor 1.35]`` places each case on
-Kubernetes' own control plane (:mod:`rehearse.harness`, as :mod:`rehearse.differential` does) and writes it with the
+Kubernetes' own control plane (:mod:`rehearse.control_plane`, as :mod:`rehearse.differential` does) and writes it with the
 real scheduler's answer as ``reduced-<case>.json``; ``tests/test_differential_replay.py`` replays every fixture
 there against the simulator without Go, and ``tests/test_differential_reduced.py`` states what each one shows.
 """
@@ -381,7 +381,7 @@ def all_cases(cases: dict | None = None) -> list[tuple[str, Scenario]]:
 def record(directory: Path, minor: str, progress=print, gated: bool = False) -> list[Path]:
     """Record every case (``gated``: every :data:`GATED_CASES` case, its file named for the minor)."""
     from rehearse import differential
-    from rehearse.harness import Harness, ensure_built
+    from rehearse.control_plane import Harness, ensure_built
     from rehearse.simside import simulate
 
     ensure_built(minor, progress=progress)

@@ -1,4 +1,4 @@
-"""A stand-in for the rehearsal harness (rehearse/harness.py) that needs no Go: a small API server in a dict.
+"""A stand-in for the rehearsal harness (rehearse/control_plane.py) that needs no Go: a small API server in a dict.
 
 It speaks the harness's Python interface (apply, settle, list, delete, reset) and does just enough of the
 controllers' and scheduler's work for the rehearsal's logic to be exercised: DaemonSets get one bound pod per

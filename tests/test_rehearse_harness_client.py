@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rehearse import harness as client
-from rehearse.harness import ApplyResult, Harness, HarnessError, HarnessTimeout, HarnessUnavailable
+from rehearse import control_plane as client
+from rehearse.control_plane import ApplyResult, Harness, HarnessError, HarnessTimeout, HarnessUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -141,8 +141,8 @@ def test_without_the_harness_client_the_cli_exits_2_with_what_to_do(monkeypatch,
     real_import = builtins.__import__
 
     def no_harness(name, *args, **kwargs):
-        if name == "rehearse.harness":
-            raise ImportError("no module named rehearse.harness")
+        if name == "rehearse.control_plane":
+            raise ImportError("no module named rehearse.control_plane")
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_harness)

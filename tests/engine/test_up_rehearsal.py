@@ -25,7 +25,7 @@ CREATED = {"dev": ("daemonsets", "kube-system/nvidia-driver-installer"),
 @pytest.mark.parametrize("stack", SHIPPED_STACKS)
 def test_the_real_provider_applies_the_stack_to_a_real_api_server_through_the_programs_kubeconfig(
         engine_tools, stack):
-    from rehearse.harness import HarnessError, HarnessUnavailable
+    from rehearse.control_plane import HarnessError, HarnessUnavailable
 
     try:
         run = up_on_rehearsal(stack, tools=engine_tools)

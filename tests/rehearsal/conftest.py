@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from rehearse.harness import DEFAULT_MINOR, Harness, HarnessError, HarnessUnavailable, ensure_built
+from rehearse.control_plane import DEFAULT_MINOR, Harness, HarnessError, HarnessUnavailable, ensure_built
 from tests.ci import unavailable
 
 

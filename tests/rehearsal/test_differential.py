@@ -12,7 +12,7 @@ Go: without it the test skips, except under CI (tests/ci.py).
 import pytest
 
 from rehearse import differential
-from rehearse.harness import HarnessUnavailable, ensure_built
+from rehearse.control_plane import HarnessUnavailable, ensure_built
 from tests.ci import unavailable
 
 

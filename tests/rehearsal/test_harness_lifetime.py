@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from rehearse.harness import Harness, HarnessError
+from rehearse.control_plane import Harness, HarnessError
 from tests.hang_guard import HANG_GUARD_SECONDS
 
 

@@ -23,7 +23,7 @@ from gpu_fungibility import clouds, sizing
 
 from offline_plan.manifests import kubernetes_objects
 from offline_plan.run import run_stack_file
-from rehearse.harness import Harness, HarnessUnavailable, ensure_built
+from rehearse.control_plane import Harness, HarnessUnavailable, ensure_built
 from simulator import simulate
 from simulator.cluster import DRIVER_DEVICE_CLASSES, ClusterBuilder
 from stacks.config import StackConfig

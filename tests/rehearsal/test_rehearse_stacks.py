@@ -25,7 +25,7 @@ def _control_plane(shared, minor: str):
     ``shared`` is the shared fixture (tests/rehearsal/conftest.py): without Go it skips on a workstation and
     fails under CI (tests/ci.py), before anything here runs.
     """
-    from rehearse.harness import Harness, minor_of
+    from rehearse.control_plane import Harness, minor_of
 
     if minor_of(shared.version) == minor:
         shared.reset()

@@ -13,10 +13,10 @@ a hung process never hangs the caller. Standard library only.
         cluster.settle()
         pods = cluster.list("pods")["pods"]
 
-``python -m rehearse.harness build [--minor 1.35]`` builds (``make rehearse-build``);
-``python -m rehearse.harness compile [--minor all]`` runs ``go build`` and ``go vet`` of every minor's modfile
+``python -m rehearse.control_plane build [--minor 1.35]`` builds (``make rehearse-build``);
+``python -m rehearse.control_plane compile [--minor all]`` runs ``go build`` and ``go vet`` of every minor's modfile
 (``make rehearse-compile``, in CI: each supported minor compiles, nothing is kept);
-``python -m rehearse.harness start [--minor 1.35]`` runs a control plane until Ctrl-C and prints its kubeconfig.
+``python -m rehearse.control_plane start [--minor 1.35]`` runs a control plane until Ctrl-C and prints its kubeconfig.
 """
 
 from __future__ import annotations
@@ -536,7 +536,7 @@ class Harness:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m rehearse.harness", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m rehearse.control_plane", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("build", "compile", "start", "versions"))
     parser.add_argument("--minor", default=None,
                         help=f"Kubernetes minor (default {DEFAULT_MINOR}; compile: every minor of versions.json)")
