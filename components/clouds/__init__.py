@@ -66,6 +66,10 @@ class CloudProfile:
     pool_machine_argument: str = ""
     #: The node label whose value is the name of the node's pool / node group (``make verify`` reads it).
     node_pool_label: str = ""
+    #: The Pulumi resource types of the cloud's cluster and of its node pools, as a plan names them (the
+    #: policy pack finds a stack's cloud, clusters and pools by them).
+    cluster_type: str = ""
+    pool_type: str = ""
     #: Whether a GPU pool that opts out of the cloud's own device plugin needs the library's plugins.
     default_device_plugin_opt_out: str | None = None
     #: Room left on every accelerator node for the cloud's own per-node pods (kube-proxy, logging and

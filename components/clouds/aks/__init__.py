@@ -51,6 +51,8 @@ class Aks(CloudProfile):
     spot_pod_grace_seconds = 15
     #: The label that names a node's pool (learn.microsoft.com/azure/aks/use-labels, reserved labels).
     node_pool_label = w.AKS_AGENTPOOL
+    cluster_type = "azure-native:containerservice:ManagedCluster"
+    pool_type = "azure-native:containerservice:AgentPool"
     machines = machine_table.MACHINES
     support_calendar = calendar_rows.CALENDAR
 

@@ -32,6 +32,7 @@ class Eks(CloudProfile):
     pool_machine_argument = "instance_types"
     # docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html: managed node groups label their nodes.
     node_pool_label = "eks.amazonaws.com/nodegroup"
+    cluster_type, pool_type = "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup"
     # docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html: a two-minute
     # interruption notice. The node group drains the node after the notice reaches the cluster; 30 s of the
     # two minutes are left for that and for the node's own shutdown.

@@ -31,6 +31,7 @@ class Gke(CloudProfile):
     pool_machine_argument = "machine_type"
     # cloud.google.com/kubernetes-engine/docs/how-to/node-pools (nodeSelector on the node pool label).
     node_pool_label = "cloud.google.com/gke-nodepool"
+    cluster_type, pool_type = "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool"
     default_device_plugin_opt_out = w.GKE_NO_DEFAULT_DEVICE_PLUGIN
     # cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (and /preemptible-vms): a Spot VM is stopped
     # 30 s after the preemption notice; graceful node shutdown gives non-system pods up to 15 s of it
