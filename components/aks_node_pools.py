@@ -16,25 +16,17 @@ learn.microsoft.com/azure/aks/spot-node-pool).
 
 import re
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
 
 import pulumi
 import pulumi_azure_native as azure_native
 
-from . import dra_wiring
-from .base import Issues, LibraryComponent
-from .clouds.aks import arguments as aks_rules
+from . import argument_rules as rules
+from .base import Issues
 from .clouds.aks import machines as aks_machines
+from .node_pool_base import AcceleratorPool
 from .node_selection import NodeTaint
-from .pool_args import (
-    PoolAutoscaling,
-    Taint,
-    accelerator_issues,
-    autoscaling_of,
-    common_pool_issues,
-    pool_spec,
-    taint_dicts,
-)
+from .pool_args import AcceleratorPoolArgs, autoscaling_of
 from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
 from .wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
 
@@ -120,8 +112,9 @@ def node_taint_strings(taints: list[NodeTaint]) -> list[str]:
     return [f"{t.key}={t.value}:{t.effect}" for t in taints]
 
 
-class AksGpuNodePoolArgs(TypedDict):
-    """One AKS agent pool of NVIDIA GPU nodes."""
+class AksGpuNodePoolArgs(AcceleratorPoolArgs):
+    """One AKS agent pool of NVIDIA GPU nodes. Spot VMs are evicted with Delete at a max price of -1 (the
+    on-demand price); the managed autoscaler cannot scale a DRA pool up from zero."""
 
     cluster_name: pulumi.Input[str]
     """The cluster's name (``AksCluster.cluster_name``)."""
@@ -129,10 +122,6 @@ class AksGpuNodePoolArgs(TypedDict):
     """The cluster's resource group."""
     vm_size: str
     """The GPU VM size, e.g. ``Standard_NC24ads_A100_v4``."""
-    accelerator_type: str
-    """The GPU, by catalog name (``nvidia-a100-80gb-pcie``, ``nvidia-h100-nvl``, ...)."""
-    accelerator_count: NotRequired[int]
-    """GPUs per node (default: what the VM size carries)."""
     pool_name: NotRequired[str]
     """The agent pool's name: 1-12 lowercase letters and digits (default: the component's name)."""
     node_subnet_id: NotRequired[pulumi.Input[str]]
@@ -141,40 +130,25 @@ class AksGpuNodePoolArgs(TypedDict):
     """Availability zones (``"1"``, ``"2"``, ``"3"``; default: regional)."""
     kubernetes_version: NotRequired[str]
     """The nodes' Kubernetes version (default ``1.35``)."""
-    spot: NotRequired[bool]
-    """Spot VMs, evicted with Delete, max price -1 (default true)."""
-    autoscaling: NotRequired[PoolAutoscaling]
-    """Node counts (default 0 to 1). The managed autoscaler cannot scale a DRA pool up from zero."""
-    disk_size_gb: NotRequired[int]
-    """OS disk size (default 200)."""
-    dra: NotRequired[bool]
-    """True (default) wires the pool for DRA; false makes a classic device-plugin GPU pool."""
-    on_demand_fallback: NotRequired[bool]
-    """Marks a deliberate on-demand pool (node label ``gpu-fungibility/on-demand-fallback=true``)."""
-    labels: NotRequired[dict[str, str]]
-    """Extra node labels."""
-    taints: NotRequired[list[Taint]]
-    """Extra node taints."""
     tags: NotRequired[dict[str, str]]
     """Azure tags on the agent pool."""
 
 
-class AksGpuNodePool(LibraryComponent):
+class AksGpuNodePool(AcceleratorPool):
     """An AKS agent pool of GPU nodes with the host's NVIDIA driver, wired for DRA or the device plugin."""
+
+    CLOUD = CLOUD
+    NAME_ARGUMENT = "pool_name"
 
     pool_name: str
     """The agent pool's name."""
     scale_set_regex: str
     """A regex over the pool's scale set name, as the priority expander matches it."""
-    node_labels: pulumi.Output[dict[str, str]]
-    """Every label the GPU nodes carry (AKS's, the DRA wiring's and the extra ones)."""
-    node_taints: pulumi.Output[list[Taint]]
-    """Every taint the GPU nodes carry: what the NVIDIA DRA driver and the workloads must tolerate."""
 
     def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        spec = self.spec(name, args)
+        super().__init__(name, args, opts)
+
+    def build(self, name: str, args: AksGpuNodePoolArgs, spec: PoolSpec) -> None:
         low, high = autoscaling_of(args)
         spot = spec.spot
         cs.AgentPool(
@@ -200,32 +174,21 @@ class AksGpuNodePool(LibraryComponent):
             scale_set_priority="Spot" if spot else "Regular",
             scale_set_eviction_policy="Delete" if spot else None,
             spot_max_price=SPOT_MAX_PRICE if spot else None,
-            node_labels=dra_wiring.stack_labels(CLOUD, spec),
-            node_taints=node_taint_strings(dra_wiring.stack_taints(CLOUD, spec)),
+            node_labels=self.stack_labels(spec),
+            node_taints=node_taint_strings(self.stack_taints(spec)),
             tags=dict(args.get("tags") or {}),
             opts=self.child(ignore_changes=["count", *(SPOT_WRITTEN_BY_AKS if spot else [])]),
         )
         self.pool_name = spec.name
         self.scale_set_regex = scale_set_regex(spec.name)
-        self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(CLOUD, spec))
-        self.node_taints = pulumi.Output.from_input(taint_dicts(dra_wiring.node_taints(CLOUD, spec)))
-        self.register()
-
-    @staticmethod
-    def default_count(args: AksGpuNodePoolArgs) -> int:
-        shape = aks_machines.machine_shape(str(args.get("vm_size") or ""))
-        return shape.count if shape else 1
 
     @classmethod
-    def spec(cls, name: str, args: AksGpuNodePoolArgs) -> PoolSpec:
-        """The pool as the DRA wiring sees it."""
-        return pool_spec(args.get("pool_name") or name, "gpu", args, str(args.get("vm_size") or ""),
-                         cls.default_count(args))
+    def machine_types(cls, args: AksGpuNodePoolArgs) -> list[str]:
+        return [str(args.get("vm_size") or "")]
 
     @classmethod
-    def issues(cls, name: str, args: AksGpuNodePoolArgs) -> Issues:
-        """Problems with the arguments, in argument names."""
-        issues = accelerator_issues(CLOUD, "gpu", args, [str(args.get("vm_size") or "")], cls.default_count(args))
+    def cloud_issues(cls, name: str, args: AksGpuNodePoolArgs) -> Issues:
+        issues: Issues = []
         pool = args.get("pool_name") or name
         if not POOL_NAME.fullmatch(pool):
             issues.append(("pool_name", f"the AKS pool name {pool!r} must be 1-12 lowercase letters and digits, "
@@ -242,8 +205,8 @@ class AksGpuNodePool(LibraryComponent):
         for i, taint in enumerate(args.get("taints") or []):
             if str(taint.get("key", "")).startswith(RESERVED_PREFIXES):
                 issues.append((f"taints[{i}]", "AKS reserves this prefix; it sets those taints itself"))
-        issues += aks_rules.pool_limit_issues(args.get("autoscaling") or {}, "autoscaling.")
-        issues += aks_rules.pool_limit_issues({"disk_size_gb": args["disk_size_gb"]} if "disk_size_gb" in args else {})
+        issues += rules.aks_pool_limit_issues(args.get("autoscaling") or {}, "autoscaling.")
+        issues += rules.aks_pool_limit_issues({"disk_size_gb": args["disk_size_gb"]} if "disk_size_gb" in args else {})
         if args.get("dra", True):
             issues += dra_pool_issues(args)
-        return issues + common_pool_issues(args)
+        return issues

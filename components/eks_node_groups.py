@@ -17,24 +17,15 @@ on the ASG, with ``aws.autoscaling.Tag`` resources.
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 import pulumi
 import pulumi_aws as aws
 
-from . import dra_wiring
-from .base import Issues, LibraryComponent
-from .clouds.eks import machines as eks_machines
+from .base import Issues
+from .node_pool_base import AcceleratorPool
 from .node_selection import API_EFFECTS, NodeTaint
-from .pool_args import (
-    PoolAutoscaling,
-    Taint,
-    accelerator_issues,
-    autoscaling_of,
-    common_pool_issues,
-    pool_spec,
-    taint_dicts,
-)
+from .pool_args import AcceleratorPoolArgs, autoscaling_of
 from .wiring_keys import PoolSpec
 
 CLOUD = "eks"
@@ -89,8 +80,9 @@ def _slugged(tags: dict[str, str]) -> dict[str, tuple[str, str]]:
     return out
 
 
-class EksGpuNodeGroupArgs(TypedDict):
-    """One EKS managed node group of GPU nodes on the AL2023 NVIDIA AMI."""
+class EksGpuNodeGroupArgs(AcceleratorPoolArgs):
+    """One EKS managed node group of GPU nodes on the AL2023 NVIDIA AMI. On AWS the autoscaler cannot scale a
+    DRA group up from zero."""
 
     cluster_name: pulumi.Input[str]
     """The cluster's name (``EksCluster.cluster_name``)."""
@@ -100,50 +92,30 @@ class EksGpuNodeGroupArgs(TypedDict):
     """Private subnets the group may use."""
     instance_types: list[str]
     """EC2 instance types; every one must carry the same GPU model and count."""
-    accelerator_type: str
-    """The GPU, by catalog name (``nvidia-a10g``, ``nvidia-l40s``, ...)."""
-    accelerator_count: NotRequired[int]
-    """GPUs per node (default: what the first instance type carries)."""
     node_group_name: NotRequired[str]
     """The EKS node group's name, at most 63 characters (default: the component's name)."""
-    spot: NotRequired[bool]
-    """Spot capacity (default true)."""
-    autoscaling: NotRequired[PoolAutoscaling]
-    """Node counts (default 0 to 1). On AWS the autoscaler cannot scale a DRA group up from zero."""
-    disk_size_gb: NotRequired[int]
-    """Root volume size (default 200)."""
-    dra: NotRequired[bool]
-    """True (default) wires the group for DRA; false makes a classic device-plugin GPU group."""
-    on_demand_fallback: NotRequired[bool]
-    """Marks a deliberate on-demand group (node label ``gpu-fungibility/on-demand-fallback=true``)."""
-    labels: NotRequired[dict[str, str]]
-    """Extra node labels."""
-    taints: NotRequired[list[Taint]]
-    """Extra node taints."""
     tags: NotRequired[dict[str, str]]
     """AWS tags on the node group."""
 
 
-class EksGpuNodeGroup(LibraryComponent):
+class EksGpuNodeGroup(AcceleratorPool):
     """An EKS managed node group on the NVIDIA AL2023 AMI, wired for DRA, plus its ASG node-template tags."""
 
     LEGACY_TYPE = "gpu-fungibility:eks_node_groups:GpuNodeGroup"
+    CLOUD = CLOUD
+    NAME_ARGUMENT = "node_group_name"
 
     node_group_name: str
     """The EKS node group's name."""
     asg_name: pulumi.Output[str]
     """The Auto Scaling group EKS created for it."""
-    node_labels: pulumi.Output[dict[str, str]]
-    """Every label the GPU nodes carry (EKS's, the DRA wiring's and the extra ones)."""
-    node_taints: pulumi.Output[list[Taint]]
-    """Every taint the GPU nodes carry: what the NVIDIA DRA driver and the workloads must tolerate."""
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        spec = self.spec(name, args)
+        super().__init__(name, args, opts)
+
+    def build(self, name: str, args: EksGpuNodeGroupArgs, spec: PoolSpec) -> None:
         low, high = autoscaling_of(args)
-        labels, taints = dra_wiring.stack_labels(CLOUD, spec), dra_wiring.stack_taints(CLOUD, spec)
+        labels, taints = self.stack_labels(spec), self.stack_taints(spec)
         node_group = aws.eks.NodeGroup(
             f"{name}-nodes",
             cluster_name=args["cluster_name"],
@@ -170,27 +142,19 @@ class EksGpuNodeGroup(LibraryComponent):
                 tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
                 opts=self.child(),
             )
-        self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(CLOUD, spec))
-        self.node_taints = pulumi.Output.from_input(taint_dicts(dra_wiring.node_taints(CLOUD, spec)))
-        self.register()
-
-    @staticmethod
-    def default_count(args: EksGpuNodeGroupArgs) -> int:
-        shape = eks_machines.machine_shape(str((args.get("instance_types") or [""])[0]))
-        return shape.count if shape else 1
 
     @classmethod
-    def spec(cls, name: str, args: EksGpuNodeGroupArgs) -> PoolSpec:
-        """The group as the DRA wiring sees it."""
-        return pool_spec(args.get("node_group_name") or name, "gpu", args, None, cls.default_count(args))
+    def machine_types(cls, args: EksGpuNodeGroupArgs) -> list[str]:
+        return list(args.get("instance_types") or [])
 
     @classmethod
-    def issues(cls, name: str, args: EksGpuNodeGroupArgs) -> Issues:
-        """Problems with the arguments, in argument names."""
-        issues = accelerator_issues(CLOUD, "gpu", args, list(args.get("instance_types") or []),
-                                    cls.default_count(args))
+    def spec_machine(cls, args: EksGpuNodeGroupArgs) -> str | None:
+        return None  # a group may mix instance types
+
+    @classmethod
+    def cloud_issues(cls, name: str, args: EksGpuNodeGroupArgs) -> Issues:
         group = args.get("node_group_name") or name
         if len(group) > MAX_NODE_GROUP_NAME:
-            issues.append(("node_group_name", f"the EKS node group name {group!r} has {len(group)} characters; "
-                                              f"EKS allows {MAX_NODE_GROUP_NAME}"))
-        return issues + common_pool_issues(args)
+            return [("node_group_name", f"the EKS node group name {group!r} has {len(group)} characters; "
+                                        f"EKS allows {MAX_NODE_GROUP_NAME}")]
+        return []

@@ -13,26 +13,18 @@ driver and device plugin (``DEFAULT``).
 """
 
 import math
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 import pulumi
 import pulumi_gcp as gcp
 
-from . import dra_wiring
-from .base import Issues, LibraryComponent
-from .clouds.gke import arguments as gke_rules
+from .argument_rules import gke_node_pool_name_issues
+from .base import Issues
 from .clouds.gke import machines as gke_machines
 from .gcp_labels import gcp_label_issues
+from .node_pool_base import AcceleratorPool
 from .node_selection import API_EFFECTS, NodeTaint
-from .pool_args import (
-    PoolAutoscaling,
-    Taint,
-    accelerator_issues,
-    autoscaling_of,
-    common_pool_issues,
-    pool_spec,
-    taint_dicts,
-)
+from .pool_args import AcceleratorPoolArgs, autoscaling_of
 from .wiring_keys import PoolSpec
 
 CLOUD = "gke"
@@ -102,8 +94,9 @@ def initial_nodes_per_zone(minimum: int, maximum: int, zones: int) -> int:
     return min(math.ceil(minimum / zones), maximum // zones)
 
 
-class GkeNodePoolArgs(TypedDict):
-    """One GKE accelerator node pool (GPU or TPU)."""
+class GkeNodePoolArgs(AcceleratorPoolArgs):
+    """One GKE accelerator node pool (GPU or TPU). Its autoscaling counts are totals over its zones; the
+    accelerator is named as GKE names it (the catalog's names)."""
 
     cluster: pulumi.Input[str]
     """The cluster's name (``GkeCluster.cluster_name``)."""
@@ -113,48 +106,27 @@ class GkeNodePoolArgs(TypedDict):
     """Zones the pool's nodes run in."""
     machine_type: str
     """The machine type, e.g. ``a2-ultragpu-1g`` or ``ct6e-standard-1t``; checked against the accelerator."""
-    accelerator_type: str
-    """The accelerator, by GKE's name: ``nvidia-a100-80gb``, ``nvidia-l4``, ``tpu-v6e-slice``, ..."""
     service_account: pulumi.Input[str]
     """The nodes' service account email (``GkeCluster.node_service_account``)."""
-    accelerator_count: NotRequired[int]
-    """Accelerators per node (default: what the machine type carries)."""
     project: NotRequired[pulumi.Input[str]]
     """The GCP project (default: the provider's project)."""
     node_pool_name: NotRequired[str]
     """The GKE node pool's name (default: the component's name)."""
-    spot: NotRequired[bool]
-    """Spot capacity (default true)."""
-    autoscaling: NotRequired[PoolAutoscaling]
-    """Node counts in total over the zones (default 0 to 1)."""
-    disk_size_gb: NotRequired[int]
-    """Boot disk size (default 200)."""
-    dra: NotRequired[bool]
-    """GPU pools: true (default) wires the pool for DRA (GKE's driver and device plugin off); false keeps
-    GKE's own driver and device plugin. TPU pools are always DRA pools."""
     topology: NotRequired[str]
     """TPU pools: the slice topology (default: the machine's single-host topology)."""
     compute_class: NotRequired[str]
     """The GKE ComputeClass the pool belongs to: its nodes carry the class's label and taint."""
-    on_demand_fallback: NotRequired[bool]
-    """Marks a deliberate on-demand pool (node label ``gpu-fungibility/on-demand-fallback=true``)."""
-    labels: NotRequired[dict[str, str]]
-    """Extra node labels."""
-    taints: NotRequired[list[Taint]]
-    """Extra node taints."""
     resource_labels: NotRequired[dict[str, str]]
     """GCP resource labels on the pool's VMs."""
 
 
-class _GkeAcceleratorPool(LibraryComponent):
-    """What GPU and TPU pools share: checks, DRA labels and taints, hardened nodes."""
+class _GkeAcceleratorPool(AcceleratorPool):
+    """What GPU and TPU pools share: one GKE node pool of hardened nodes, named exactly ``node_pool_name``."""
 
-    FAMILY = ""
+    CLOUD = CLOUD
+    NAME_ARGUMENT = "node_pool_name"
 
-    def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        spec = self.spec(name, args)
+    def build(self, name: str, args: GkeNodePoolArgs, spec: PoolSpec) -> None:
         zones = list(args["zones"])
         low, high = autoscaling_of(args)
         node_config = secure_node_config(
@@ -162,8 +134,8 @@ class _GkeAcceleratorPool(LibraryComponent):
             disk_size_gb=args.get("disk_size_gb", 200),
             service_account=args["service_account"],
             spot=spec.spot,
-            labels=dra_wiring.stack_labels(CLOUD, spec),
-            taints=dra_wiring.stack_taints(CLOUD, spec),
+            labels=self.stack_labels(spec),
+            taints=self.stack_taints(spec),
             guest_accelerators=self._guest_accelerators(spec),
             resource_labels=dict(args.get("resource_labels") or {}),
         )
@@ -193,27 +165,15 @@ class _GkeAcceleratorPool(LibraryComponent):
             opts=self.child(ignore_changes=["initialNodeCount"]),
         )
         self.node_pool_name = node_pool.name
-        self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(CLOUD, spec))
-        self.node_taints = pulumi.Output.from_input(taint_dicts(dra_wiring.node_taints(CLOUD, spec)))
-        self.register()
 
     @classmethod
-    def default_count(cls, args: GkeNodePoolArgs) -> int:
-        shape = gke_machines.machine_shape(str(args.get("machine_type", "")))
-        return shape.count if shape else 1
+    def machine_types(cls, args: GkeNodePoolArgs) -> list[str]:
+        return [args["machine_type"]]
 
     @classmethod
-    def spec(cls, name: str, args: GkeNodePoolArgs) -> PoolSpec:
-        """The pool as the DRA wiring sees it."""
-        return pool_spec(args.get("node_pool_name") or name, cls.FAMILY, args, args["machine_type"],
-                         cls.default_count(args))
-
-    @classmethod
-    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
-        """Problems with the arguments, in argument names (shape checks first)."""
-        issues = accelerator_issues(CLOUD, cls.FAMILY, args, [args["machine_type"]], cls.default_count(args))
-        issues += common_pool_issues(args) + gcp_label_issues(args.get("resource_labels") or {}, "resource_labels")
-        issues += gke_rules.node_pool_name_issues(str(args.get("node_pool_name") or name))
+    def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        issues = gcp_label_issues(args.get("resource_labels") or {}, "resource_labels")
+        issues += gke_node_pool_name_issues(str(args.get("node_pool_name") or name))
         if not args.get("zones"):
             issues.append(("zones", "list at least one zone"))
         return issues
@@ -233,17 +193,13 @@ class GkeGpuNodePool(_GkeAcceleratorPool):
 
     node_pool_name: pulumi.Output[str]
     """The GKE node pool's name (what a ComputeClass lists)."""
-    node_labels: pulumi.Output[dict[str, str]]
-    """Every label the GPU nodes carry: GKE's, the DRA wiring's and the extra ones."""
-    node_taints: pulumi.Output[list[Taint]]
-    """Every taint the GPU nodes carry: what the NVIDIA DRA driver and the workloads must tolerate."""
 
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
 
     @classmethod
-    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
-        issues = super().issues(name, args)
+    def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        issues = super().cloud_issues(name, args)
         if args.get("topology"):
             issues.append(("topology", "only TPU pools have a topology"))
         return issues
@@ -266,17 +222,13 @@ class GkeTpuNodePool(_GkeAcceleratorPool):
 
     node_pool_name: pulumi.Output[str]
     """The GKE node pool's name (what a ComputeClass lists)."""
-    node_labels: pulumi.Output[dict[str, str]]
-    """Every label the TPU nodes carry, GKE's TPU accelerator and topology labels included."""
-    node_taints: pulumi.Output[list[Taint]]
-    """Every taint the TPU nodes carry: what the TPU DRA driver and the workloads must tolerate."""
 
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
 
     @classmethod
-    def issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
-        issues = super().issues(name, args)
+    def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
+        issues = super().cloud_issues(name, args)
         if args.get("dra") is False:
             issues.append(("dra", "TPU pools are always DRA pools"))
         return issues

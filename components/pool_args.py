@@ -1,7 +1,8 @@
-"""Argument types and checks that the GKE node pools and the EKS node groups share.
+"""Argument types and checks that every accelerator pool shares, whatever the cloud.
 
-Every type here is part of the package schema (one ``index`` module), so each
-name is used once in the whole library.
+:class:`Taint` and :class:`PoolAutoscaling` are types of the package schema (one ``index`` module), so each
+name is used once in the whole library. :class:`AcceleratorPoolArgs` is the base of every pool component's
+Args: its fields are declared here once and appear among each pool component's inputs.
 """
 
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,32 @@ class PoolAutoscaling(TypedDict):
     """Minimum nodes in total (default 0)."""
     max_nodes: NotRequired[int]
     """Maximum nodes in total (default 1)."""
+
+
+class AcceleratorPoolArgs(TypedDict):
+    """The arguments every accelerator pool takes, whatever the cloud (a cloud's Args add its own)."""
+
+    accelerator_type: str
+    """The accelerator, by the catalog's name (``nvidia-l4``, ``nvidia-a100-80gb``, ``tpu-v6e-slice``, ...): one
+    the cloud offers, checked against the machine."""
+    accelerator_count: NotRequired[int]
+    """Accelerators per node (default: what the machine carries)."""
+    spot: NotRequired[bool]
+    """Spot capacity (default true)."""
+    autoscaling: NotRequired[PoolAutoscaling]
+    """Node counts, in total over the pool's zones (default 0 to 1). Where the cloud's autoscaler cannot add
+    the first node of an empty DRA pool, a pool at 0 stays empty."""
+    disk_size_gb: NotRequired[int]
+    """The nodes' boot disk size in GB (default 200)."""
+    dra: NotRequired[bool]
+    """GPU pools: true (default) wires the pool for DRA; false makes a classic device-plugin GPU pool (the
+    cloud's own driver and device plugin where it has them). TPU pools are always DRA pools."""
+    on_demand_fallback: NotRequired[bool]
+    """Marks a deliberate on-demand pool (node label ``gpu-fungibility/on-demand-fallback=true``)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels."""
+    taints: NotRequired[list[Taint]]
+    """Extra node taints."""
 
 
 def taints_of(raw: Sequence[Mapping[str, Any]] | None) -> tuple[NodeTaint, ...]:
