@@ -38,7 +38,7 @@ REPLACEMENT_RULES: dict[str, list[Rule]] = {
     CLUSTER_TYPE: [
         *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "resourceName"),
         *rules_from(AZURE_NATIVE_REPLACEMENT, "diskEncryptionSetID", "dnsPrefix", "fqdnSubdomain", "linuxProfile",
-               "location", "networkProfile", "nodeResourceGroup", "windowsProfile"),
+                    "location", "networkProfile", "nodeResourceGroup", "windowsProfile"),
     ],
     AGENT_POOL_TYPE: [
         *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "resourceName", "agentPoolName"),
@@ -48,7 +48,8 @@ REPLACEMENT_RULES: dict[str, list[Rule]] = {
         *rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName"),
         *rules_from(AZURE_NATIVE_REPLACEMENT, "location"),
     ],
-    "azure-native:network:Subnet": rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName", "subnetName"),
+    "azure-native:network:Subnet": rules_from(AZURE_NATIVE_PATH, "resourceGroupName", "virtualNetworkName",
+                                              "subnetName"),
     "azure-native:resources:ResourceGroup": [
         *rules_from(AZURE_NATIVE_PATH, "resourceGroupName"),
         *rules_from(AZURE_NATIVE_REPLACEMENT, "location"),

@@ -25,15 +25,15 @@ NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 # node_group.go: updatable in place (not listed): labels, taint, scaling_config, update_config, version,
 # release_version, launch_template.version, tags.
 _NODE_GROUP = rules_from(AWS_NODE_GROUP, "amiType", "capacityType", "clusterName", "diskSize", "instanceTypes",
-                    "launchTemplate.id", "launchTemplate.name", "nodeGroupName", "nodeGroupNamePrefix",
-                    "nodeRoleArn", "remoteAccess", "subnetIds")
+                         "launchTemplate.id", "launchTemplate.name", "nodeGroupName", "nodeGroupNamePrefix",
+                         "nodeRoleArn", "remoteAccess", "subnetIds")
 # cluster.go: vpc_config (subnets, security groups, endpoint access) and version update in place;
 # encryption_config replaces only when it is removed (CustomizeDiff ForceNewIfChange).
 _CLUSTER = (
     rules_from(AWS_CLUSTER, "name", "roleArn", "bootstrapSelfManagedAddons",
-          "accessConfig.bootstrapClusterCreatorAdminPermissions", "kubernetesNetworkConfig.ipFamily",
-          "kubernetesNetworkConfig.serviceIpv4Cidr", "outpostConfig.controlPlaneInstanceType",
-          "outpostConfig.controlPlanePlacement.groupName")
+               "accessConfig.bootstrapClusterCreatorAdminPermissions", "kubernetesNetworkConfig.ipFamily",
+               "kubernetesNetworkConfig.serviceIpv4Cidr", "outpostConfig.controlPlaneInstanceType",
+               "outpostConfig.controlPlanePlacement.groupName")
     + rules_from(AWS_CLUSTER, "encryptionConfig", kind="removed")
 )
 

@@ -52,12 +52,12 @@ def _node_config_rules() -> list[Rule]:
 
 _NODE_POOL = (
     rules_from(GOOGLE_NODE_POOL, "project", "cluster", "location", "name", "namePrefix", "initialNodeCount",
-          "maxPodsPerNode", "placementPolicy.policyName", "queuedProvisioning",
-          "networkConfig.acceleratorNetworkProfile", "networkConfig.createPodRange", "networkConfig.podRange",
-          "networkConfig.podIpv4CidrBlock", "networkConfig.additionalNodeNetworkConfigs",
-          "networkConfig.additionalPodNetworkConfigs", "networkConfig.subnetwork")
+               "maxPodsPerNode", "placementPolicy.policyName", "queuedProvisioning",
+               "networkConfig.acceleratorNetworkProfile", "networkConfig.createPodRange", "networkConfig.podRange",
+               "networkConfig.podIpv4CidrBlock", "networkConfig.additionalNodeNetworkConfigs",
+               "networkConfig.additionalPodNetworkConfigs", "networkConfig.subnetwork")
     + rules_from(GOOGLE_NODE_POOL, "placementPolicy", "nodeConfig", "networkConfig.podCidrOverprovisionConfig",
-            kind="block")
+                 kind="block")
     + _node_config_rules()
 )
 
@@ -69,18 +69,18 @@ _NODE_POOL = (
 # private_cluster_config.enable_private_nodes.
 _CLUSTER = (
     rules_from(GOOGLE_CLUSTER, "name", "location", "project", "network", "subnetwork", "initialNodeCount",
-          "networkingMode", "datapathProvider", "dataplaneOptimizationMode", "defaultMaxPodsPerNode",
-          "enableKubernetesAlpha", "enableTpu", "enableAutopilot", "clusterIpv4Cidr", "description",
-          "confidentialNodes", "masterAuth.clientCertificateConfig", "nodePools",
-          "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey", "tpuConfig.enabled",
-          "tpuConfig.useServiceNetworking", "ipAllocationPolicy.clusterIpv4CidrBlock",
-          "ipAllocationPolicy.servicesIpv4CidrBlock", "ipAllocationPolicy.clusterSecondaryRangeName",
-          "ipAllocationPolicy.servicesSecondaryRangeName", "privateClusterConfig.masterIpv4CidrBlock",
-          "privateClusterConfig.privateEndpointSubnetwork", "userManagedKeysConfig.clusterCa",
-          "userManagedKeysConfig.etcdApiCa", "userManagedKeysConfig.etcdPeerCa",
-          "userManagedKeysConfig.aggregationCa")
+               "networkingMode", "datapathProvider", "dataplaneOptimizationMode", "defaultMaxPodsPerNode",
+               "enableKubernetesAlpha", "enableTpu", "enableAutopilot", "clusterIpv4Cidr", "description",
+               "confidentialNodes", "masterAuth.clientCertificateConfig", "nodePools",
+               "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey", "tpuConfig.enabled",
+               "tpuConfig.useServiceNetworking", "ipAllocationPolicy.clusterIpv4CidrBlock",
+               "ipAllocationPolicy.servicesIpv4CidrBlock", "ipAllocationPolicy.clusterSecondaryRangeName",
+               "ipAllocationPolicy.servicesSecondaryRangeName", "privateClusterConfig.masterIpv4CidrBlock",
+               "privateClusterConfig.privateEndpointSubnetwork", "userManagedKeysConfig.clusterCa",
+               "userManagedKeysConfig.etcdApiCa", "userManagedKeysConfig.etcdPeerCa",
+               "userManagedKeysConfig.aggregationCa")
     + rules_from(GOOGLE_CLUSTER, "ipAllocationPolicy", "ipAllocationPolicy.podCidrOverprovisionConfig", "nodeConfig",
-            kind="block")
+                 kind="block")
     + _node_config_rules()
 )
 

@@ -90,19 +90,21 @@ _K8S_KINDS: dict[tuple[str, str], list[Rule]] = {
     ("apps", "Deployment"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.selector"),
     ("apps", "DaemonSet"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.selector"),
     ("apps", "StatefulSet"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.podManagementPolicy", "spec.revisionHistoryLimit",
-                                    "spec.selector", "spec.serviceName", "spec.volumeClaimTemplates"),
-    ("core", "PersistentVolume"): rules_from(PULUMI_KUBERNETES_DIFF, *(f"spec.{s}" for s in _PERSISTENT_VOLUME_SOURCES)),
+                                        "spec.selector", "spec.serviceName", "spec.volumeClaimTemplates"),
+    ("core", "PersistentVolume"): rules_from(PULUMI_KUBERNETES_DIFF,
+                                             *(f"spec.{s}" for s in _PERSISTENT_VOLUME_SOURCES)),
     ("core", "PersistentVolumeClaim"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.accessModes", "spec.selector",
-                                              "spec.storageClassName", "spec.volumeName"),
+                                                  "spec.storageClassName", "spec.volumeName"),
     ("core", "Pod"): rules_from(PULUMI_KUBERNETES_DIFF, *(f"spec.{f}" for f in _POD_FIELDS),
-                            *(f"spec.{c}[*].{f}" for c in ("containers", "initContainers") for f in _CONTAINER_FIELDS)),
+                                *(f"spec.{c}[*].{f}" for c in ("containers", "initContainers")
+                                  for f in _CONTAINER_FIELDS)),
     ("core", "ResourceQuota"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.scopes"),
     ("core", "Service"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.clusterIP"),
     ("rbac.authorization.k8s.io", "RoleBinding"): rules_from(PULUMI_KUBERNETES_DIFF, "roleRef"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rules_from(PULUMI_KUBERNETES_DIFF, "roleRef"),
     ("storage.k8s.io", "StorageClass"): rules_from(PULUMI_KUBERNETES_DIFF, "parameters", "provisioner"),
     ("batch", "Job"): rules_from(PULUMI_KUBERNETES_DIFF, "spec.completions", "spec.parallelism", "spec.selector",
-                             "spec.template"),
+                                 "spec.template"),
     # Not in pulumi-kubernetes' table: the API server keeps both specs immutable, so an update is refused
     # ("field is immutable") and only a replacement applies the change. Without replaceOnChanges on the
     # resource, `pulumi up` attempts that update and fails; the diff reports what the cluster requires.
