@@ -10,47 +10,33 @@ also served to every Pulumi language by the component package in this folder
 (``PulumiPlugin.yaml``, ``__main__.py``). The pure modules (``catalog``,
 ``dra_wiring``, ``clouds``, ``node_selection``, ``helm_values``, ``device_selectors``,
 ``devices``, ``sizing``)
-import no provider SDK; the components are imported on first use.
+import no provider SDK; the components are imported on first use. The components that build one cloud's
+resources are declared by that cloud's profile (``clouds/<cloud>/``); the rest are listed here.
 """
 
 import importlib
 from typing import Any
 
-#: Every public component (and its argument types), by the module that defines it.
-COMPONENT_MODULES: dict[str, str] = {
-    "GkeNetwork": "gke_network",
-    "GkeCluster": "gke_cluster",
-    "GkeGpuNodePool": "gke_pools",
-    "GkeTpuNodePool": "gke_pools",
+#: Every public component that belongs to no one cloud, by the module that defines it. Each cloud's own
+#: components are declared by its profile (``library_components``, in ``clouds/<cloud>/``).
+SHARED_COMPONENTS: dict[str, str] = {
     "NvidiaDriverInstaller": "driver_installer",
     "NvidiaDraDriver": "nvidia_dra",
     "TpuDraDriver": "tpu_dra",
     "NvidiaDevicePlugin": "device_plugin",
-    "GkeComputeClass": "compute_class",
     "DraClaims": "claims",
     "WorkloadNamespace": "workload",
     "VllmWorkload": "workload",
-    "EksNetwork": "eks_network",
-    "EksCluster": "eks_cluster",
-    "EksGpuNodeGroup": "eks_node_groups",
     "ClusterAutoscaler": "cluster_autoscaler",
-    "AksNetwork": "aks_network",
-    "AksCluster": "aks_cluster",
-    "AksGpuNodePool": "aks_node_pools",
-    "AksAutoscalerPriorities": "aks_autoscaler",
 }
-ARGS_MODULES: dict[str, str] = {
-    "GkeNetworkArgs": "gke_network",
-    "GkeClusterArgs": "gke_cluster",
-    "GkeSystemPool": "gke_cluster",
-    "GkeNodePoolArgs": "gke_pools",
+#: The argument types and errors that belong to no one cloud (each cloud's: its profile's ``library_args``).
+SHARED_ARGS: dict[str, str] = {
     "PoolAutoscaling": "pool_args",
     "Taint": "pool_args",
     "NvidiaDriverInstallerArgs": "driver_installer",
     "NvidiaDraDriverArgs": "nvidia_dra",
     "TpuDraDriverArgs": "tpu_dra",
     "NvidiaDevicePluginArgs": "device_plugin",
-    "GkeComputeClassArgs": "compute_class",
     "DraClaimsArgs": "claims",
     "DeviceClaim": "claims",
     "DeviceAlternative": "claims",
@@ -65,30 +51,47 @@ ARGS_MODULES: dict[str, str] = {
     "MigServer": "workload",
     "ServingPool": "workload",
     "ServingResources": "workload",
-    "EksNetworkArgs": "eks_network",
-    "EksClusterArgs": "eks_cluster",
-    "EksSystemNodeGroup": "eks_cluster",
-    "EksGpuNodeGroupArgs": "eks_node_groups",
     "ClusterAutoscalerArgs": "cluster_autoscaler",
-    "AksNetworkArgs": "aks_network",
-    "AksClusterArgs": "aks_cluster",
-    "AksSystemPool": "aks_cluster",
-    "AksGpuNodePoolArgs": "aks_node_pools",
-    "AksAutoscalerPrioritiesArgs": "aks_autoscaler",
     "ComponentArgsError": "errors",
     "UnknownCloudError": "errors",
 }
 
-__all__ = sorted([*COMPONENT_MODULES, *ARGS_MODULES])
+
+def _registered(table: str) -> dict[str, str]:
+    """One table of every registered cloud (none while the registry itself is being imported)."""
+    clouds = importlib.import_module(f"{__name__}.clouds")
+    found: dict[str, str] = {}
+    if hasattr(clouds, "SHIPPED_CLOUDS"):
+        for name in clouds.names():
+            found.update(getattr(clouds.profile(name), table))
+    return found
+
+
+def component_modules() -> dict[str, str]:
+    """Every public component, by the module that defines it: each registered cloud's, then the shared ones."""
+    return {**_registered("library_components"), **SHARED_COMPONENTS}
+
+
+def args_modules() -> dict[str, str]:
+    """Every public argument type (and the library's errors), by the module that defines it."""
+    return {**_registered("library_args"), **SHARED_ARGS}
 
 
 def __getattr__(name: str) -> Any:
-    module = COMPONENT_MODULES.get(name) or ARGS_MODULES.get(name)
+    if name == "__all__":  # read when asked: a cloud may register after this package is imported
+        return sorted([*component_modules(), *args_modules()])
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = component_modules().get(name) or args_modules().get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__getattr__("__all__")})
+
+
 def components() -> list[type]:
     """Every public component class (imports every provider SDK)."""
-    return [__getattr__(name) for name in COMPONENT_MODULES]
+    return [__getattr__(name) for name in component_modules()]

@@ -54,6 +54,8 @@ class CloudProfile:
     dra_growth_limit: str | None = None
     #: Whether pools in a compute class carry the class's node label and taint.
     compute_class_on_nodes: bool = False
+    #: The node label (and taint key) naming a node's compute class, where pools carry it.
+    compute_class_label: str = ""
     #: Why GPU sharing (MIG partitions, time-sharing, MPS) is refused on this cloud's DRA pools, or None.
     dra_gpu_sharing_refused: str | None = None
     #: Where the NVIDIA driver lives on the host (None: the chart's default root, ``/``).
@@ -95,6 +97,11 @@ class CloudProfile:
     #: The minor a new cluster in each release channel gets by default (channel name in capitals), where the
     #: cloud upgrades a cluster below it.
     channel_default_minor: Mapping[str, str] = {}
+    #: The library's public components that build this cloud's resources, by the module of ``gpu_fungibility``
+    #: defining each (``from gpu_fungibility import GkeCluster``); the package and its schema collect them.
+    library_components: Mapping[str, str] = {}
+    #: Their public argument types, by module.
+    library_args: Mapping[str, str] = {}
 
     def machine_shape(self, machine: str) -> catalog.MachineShape | None:
         """The shape of one of the cloud's accelerator machines, or None."""
@@ -149,7 +156,7 @@ class CloudProfile:
         """Labels the library sets on every node of the pool (the caller's labels last)."""
         labels = dict(self.accelerator_labels(pool.family, pool.dra))
         if pool.compute_class and self.compute_class_on_nodes:
-            labels[w.GKE_COMPUTE_CLASS] = pool.compute_class
+            labels[self.compute_class_label] = pool.compute_class
         if pool.on_demand_fallback:
             labels[w.ON_DEMAND_FALLBACK] = "true"
         labels.update(pool.labels)

@@ -25,6 +25,7 @@ class Gke(CloudProfile):
     dra_gpu_sharing_refused = ("GKE does not support multi-instance GPUs, GPU time-sharing or MPS with DRA "
                                "(GKE 'Prepare GKE infrastructure for DRA workloads', Limitations)")
     compute_class_on_nodes = True
+    compute_class_label = w.GKE_COMPUTE_CLASS
     nvidia_driver_root = "/home/kubernetes/bin/nvidia/"  # where the COS driver installer puts it
     critical_pods_need_quota = True
     nvidia_dra_quota_by_default = False  # seed 000: priorityClassName "" instead
@@ -42,6 +43,10 @@ class Gke(CloudProfile):
     attachable_gpus = machine_table.ATTACHABLE_GPUS
     support_calendar = calendar_rows.CALENDAR
     channel_default_minor = calendar_rows.CHANNEL_DEFAULT_MINOR
+    library_components = {"GkeNetwork": "gke_network", "GkeCluster": "gke_cluster", "GkeGpuNodePool": "gke_pools",
+                          "GkeTpuNodePool": "gke_pools", "GkeComputeClass": "compute_class"}
+    library_args = {"GkeNetworkArgs": "gke_network", "GkeClusterArgs": "gke_cluster", "GkeSystemPool": "gke_cluster",
+                    "GkeNodePoolArgs": "gke_pools", "GkeComputeClassArgs": "compute_class"}
 
     def host_shape(self, machine: str) -> catalog.HostShape | None:
         # The accelerator machines, and the N1 machines of system pools and attached GPUs.
