@@ -21,8 +21,8 @@ from typing import Any, NotRequired
 import pulumi
 import pulumi_azure_native as azure_native
 
-from . import argument_rules as rules
 from .base import Issues
+from .clouds.aks import arguments as aks_rules
 from .clouds.aks import machines as aks_machines
 from .node_pool_base import AcceleratorPool
 from .node_selection import NodeTaint
@@ -205,8 +205,8 @@ class AksGpuNodePool(AcceleratorPool):
         for i, taint in enumerate(args.get("taints") or []):
             if str(taint.get("key", "")).startswith(RESERVED_PREFIXES):
                 issues.append((f"taints[{i}]", "AKS reserves this prefix; it sets those taints itself"))
-        issues += rules.aks_pool_limit_issues(args.get("autoscaling") or {}, "autoscaling.")
-        issues += rules.aks_pool_limit_issues({"disk_size_gb": args["disk_size_gb"]} if "disk_size_gb" in args else {})
+        issues += aks_rules.pool_limit_issues(args.get("autoscaling") or {}, "autoscaling.")
+        issues += aks_rules.pool_limit_issues({"disk_size_gb": args["disk_size_gb"]} if "disk_size_gb" in args else {})
         if args.get("dra", True):
             issues += dra_pool_issues(args)
         return issues

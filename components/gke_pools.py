@@ -18,8 +18,8 @@ from typing import NotRequired
 import pulumi
 import pulumi_gcp as gcp
 
-from .argument_rules import gke_node_pool_name_issues
 from .base import Issues
+from .clouds.gke import arguments as gke_rules
 from .clouds.gke import machines as gke_machines
 from .gcp_labels import gcp_label_issues
 from .node_pool_base import AcceleratorPool
@@ -173,7 +173,7 @@ class _GkeAcceleratorPool(AcceleratorPool):
     @classmethod
     def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
         issues = gcp_label_issues(args.get("resource_labels") or {}, "resource_labels")
-        issues += gke_node_pool_name_issues(str(args.get("node_pool_name") or name))
+        issues += gke_rules.node_pool_name_issues(str(args.get("node_pool_name") or name))
         if not args.get("zones"):
             issues.append(("zones", "list at least one zone"))
         return issues
