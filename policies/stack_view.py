@@ -12,14 +12,11 @@ resources to a rule's :class:`~policies.unknowns.Pending`, and
 :attr:`StackView.unknown_releases` holds the Helm releases whose chart is not
 known yet, so no rule reads them as absent.
 
-:class:`Pool` is one accelerator node pool (GKE ``NodePool`` / EKS
-``NodeGroup``) with the labels and taints its nodes will carry: the ones the
-stack sets plus the ones the cloud adds (GKE labels GPU nodes with the
-accelerator and taints them ``nvidia.com/gpu=present:NoSchedule``; TPU nodes
-likewise with ``google.com/tpu``; EKS labels every node with its node group and
-capacity type; AKS labels every node with its agent pool, GPU nodes
-``kubernetes.azure.com/accelerator=nvidia``, and labels and taints Spot nodes
-``kubernetes.azure.com/scalesetpriority=spot``).
+:class:`Pool` is one node pool of the stack's cloud (its profile's
+``pool_type``) with the labels and taints its nodes will carry: the ones the
+stack sets plus the ones the cloud adds, as the cloud's module of the pack
+reads them (``policies/gke.py``, ``eks.py``, ``aks.py``; see
+:mod:`~policies.cloud_parts`).
 """
 
 from __future__ import annotations
@@ -30,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpu_fungibility import clouds
 from gpu_fungibility.node_selection import NodeTaint as Taint
-from gpu_fungibility.node_selection import taint_from_api
 from pulumi_policy.proxy import (
     UNKNOWN_OBJECT_VALUE,
     UNKNOWN_STRING_VALUE,
@@ -41,7 +38,7 @@ from pulumi_policy.proxy import (
     _ListProxy,
 )
 
-from . import facts
+from . import cloud_parts, facts
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
 from .runtime import shared
 from .unknowns import (
@@ -55,12 +52,6 @@ from .unknowns import (
     unknown_paths,
 )
 
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
-GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
-EKS_CLUSTER = "aws:eks/cluster:Cluster"
-EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
-AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 K8S_PREFIX = "kubernetes:"
 
@@ -187,7 +178,7 @@ class Pool:
     urn: str
     resource_name: str
     pool_name: str  # the node pool / node group name the cloud knows
-    cloud: Literal["gke", "eks", "aks"]
+    cloud: str  # the registered cloud's name
     family: Family
     labels: dict[str, str]  # what the stack sets
     node_labels: dict[str, str]  # every label a node ends up with
@@ -216,133 +207,22 @@ class Pool:
         return self.family == "tpu" and self.labels.get(facts.GKE_TPU_DRA_DRIVER) == "true"
 
 
-def _str_map(raw: Any) -> dict[str, str]:
+def str_map(raw: Any) -> dict[str, str]:
     if not isinstance(raw, Mapping):
         return {}
     return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in raw.items()}
 
 
-def _mapping(raw: Any) -> Mapping[str, Any]:
+def object_or_empty(raw: Any) -> Mapping[str, Any]:
     """An object, or an empty one for an absent or unknown value (a size read from it is then None: not known)."""
     return raw if isinstance(raw, Mapping) else {}
 
 
-def _int_or_none(raw: Any) -> int | None:
+def int_or_none(raw: Any) -> int | None:
     try:
         return int(raw)
     except (TypeError, ValueError):
         return None
-
-
-def gke_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
-    for field_ in ("labels", "taints", "guestAccelerators", "machineType", "spot", "preemptible"):
-        require_known(res, "nodeConfig", field_)
-    require_known(res, "name")
-    node_config = res.props.get("nodeConfig") or {}
-    machine_type = str(node_config.get("machineType") or "")
-    accelerators = [a for a in (node_config.get("guestAccelerators") or []) if isinstance(a, Mapping)]
-    shape = facts.gke_machine_shape(machine_type)
-    accelerator_type = str(accelerators[0].get("type")) if accelerators else (shape.accelerator if shape else None)
-    count = _int_or_none(accelerators[0].get("count")) if accelerators else (shape.count if shape else 0)
-    family: Family = "cpu"
-    if (accelerator_type or "").startswith("tpu-") or machine_type.startswith(facts.TPU_MACHINE_PREFIXES):
-        family = "tpu"
-    elif accelerator_type:
-        family = "gpu"
-    pool_name = str(res.props.get("name") or res.name)
-    spot = bool(node_config.get("spot")) or bool(node_config.get("preemptible"))
-    labels = _str_map(node_config.get("labels"))
-    added: dict[str, str] = {facts.GKE_NODEPOOL: pool_name}
-    if spot:
-        added[facts.GKE_SPOT] = "true"
-    taints = [taint_from_api(t) for t in node_config.get("taints") or [] if isinstance(t, Mapping)]
-    if family == "gpu":
-        added[facts.GKE_ACCELERATOR] = str(accelerator_type)
-        taints.append(Taint(facts.GPU_TAINT_KEY, "present", "NoSchedule"))
-        if nfd_labels_gpus:
-            added[facts.NFD_NVIDIA_PCI] = "true"
-    elif family == "tpu":
-        added[facts.GKE_TPU_ACCELERATOR] = str(accelerator_type or "")
-        if shape and shape.topology:
-            added[facts.GKE_TPU_TOPOLOGY] = shape.topology
-        taints.append(Taint(facts.TPU_TAINT_KEY, "present", "NoSchedule"))
-    driver = dig(accelerators, 0, "gpuDriverInstallationConfig", "gpuDriverVersion") if accelerators else None
-    autoscaling = _mapping(res.props.get("autoscaling"))
-    min_size = _int_or_none(autoscaling.get("minNodeCount", autoscaling.get("totalMinNodeCount")))
-    return Pool(
-        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="gke", family=family,
-        labels=labels, node_labels={**added, **labels}, taints=tuple(taints), spot=spot, min_size=min_size,
-        accelerator_type=accelerator_type, accelerator_count=count or 0,
-        gpu_driver_version=str(driver) if driver else None,
-        resource_labels=_str_map(node_config.get("resourceLabels")),
-        machine_types=(machine_type,) if machine_type else (),
-    )
-
-
-def eks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
-    for field_ in ("labels", "taints", "amiType", "instanceTypes", "nodeGroupName", "capacityType"):
-        require_known(res, field_)
-    props = res.props
-    ami_type = str(props.get("amiType") or "")
-    instance_types = [str(t) for t in props.get("instanceTypes") or []]
-    shape = next((s for s in map(facts.eks_instance_shape, instance_types) if s), None)
-    family: Family = "gpu" if (shape or "NVIDIA" in ami_type.upper()) else "cpu"
-    pool_name = str(props.get("nodeGroupName") or res.name)
-    spot = str(props.get("capacityType") or "ON_DEMAND").upper() == "SPOT"
-    labels = _str_map(props.get("labels"))
-    added = {facts.EKS_NODEGROUP: pool_name, facts.EKS_CAPACITY_TYPE: "SPOT" if spot else "ON_DEMAND"}
-    if family == "gpu" and nfd_labels_gpus:
-        added[facts.NFD_NVIDIA_PCI] = "true"
-    taints = tuple(taint_from_api(t) for t in props.get("taints") or [] if isinstance(t, Mapping))
-    scaling = _mapping(props.get("scalingConfig"))
-    return Pool(
-        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="eks", family=family,
-        labels=labels, node_labels={**added, **labels}, taints=taints, spot=spot,
-        min_size=_int_or_none(scaling.get("minSize")),
-        accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
-        ami_type=ami_type or None, resource_labels=_str_map(props.get("tags")), machine_types=tuple(instance_types),
-    )
-
-
-def _aks_taint(text: str) -> Taint:
-    """``key=value:Effect`` (AKS's spelling) as a taint."""
-    head, _, effect = text.partition(":")
-    key, _, value = head.partition("=")
-    return Taint(key, value, effect or "NoSchedule")
-
-
-def aks_pool(res: Res, nfd_labels_gpus: bool = False) -> Pool:
-    for field_ in ("nodeLabels", "nodeTaints", "vmSize", "agentPoolName", "scaleSetPriority"):
-        require_known(res, field_)
-    props = res.props
-    vm_size = str(props.get("vmSize") or "")
-    shape = facts.aks_vm_size_shape(vm_size)
-    family: Family = "gpu" if shape else "cpu"
-    pool_name = str(props.get("agentPoolName") or res.name)
-    spot = str(props.get("scaleSetPriority") or "Regular") == "Spot"
-    labels = _str_map(props.get("nodeLabels"))
-    taints = [_aks_taint(str(t)) for t in props.get("nodeTaints") or [] if isinstance(t, str)]
-    added: dict[str, str] = {facts.AKS_AGENTPOOL: pool_name}
-    if spot:
-        added[facts.AKS_SCALESET_PRIORITY] = "spot"
-        if Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule") not in taints:  # the pool may carry it already
-            taints.append(Taint(facts.AKS_SCALESET_PRIORITY, "spot", "NoSchedule"))
-    if family == "gpu":
-        added[facts.AKS_ACCELERATOR] = "nvidia"
-        if nfd_labels_gpus:
-            added[facts.NFD_NVIDIA_PCI] = "true"
-    managed = (str(dig(props, "gpuProfile", "nvidia", "managementMode", default="")) == "Managed"
-               or str(_str_map(props.get("tags")).get("EnableManagedGPUExperience", "")).lower() == "true")
-    driver = dig(props, "gpuProfile", "driver")
-    return Pool(
-        urn=res.urn, resource_name=res.name, pool_name=pool_name, cloud="aks", family=family,
-        labels=labels, node_labels={**added, **labels}, taints=tuple(taints), spot=spot,
-        min_size=_int_or_none(props.get("minCount")),
-        accelerator_type=shape.accelerator if shape else None, accelerator_count=shape.count if shape else 0,
-        gpu_driver_version=str(driver) if driver else None,
-        ami_type=facts.AKS_MANAGED_GPU_STACK if managed else None, resource_labels=_str_map(props.get("tags")),
-        machine_types=(vm_size,) if vm_size else (),
-    )
 
 
 def driver_release(res: Res) -> DriverRelease:
@@ -404,9 +284,8 @@ class StackView:
         unknown = {r.urn for r in self.unknown_releases}
         self.releases = [self._resolved(driver_release(r), r) for r in helm if r.urn not in unknown]
         nfd = any(r.labels_gpu_nodes_with_nfd() for r in self.releases)
-        self.pools = [gke_pool(r, nfd) for r in self.of_type(GKE_NODE_POOL)] + [
-            eks_pool(r, nfd) for r in self.of_type(EKS_NODE_GROUP)] + [
-            aks_pool(r, nfd) for r in self.of_type(AKS_AGENT_POOL)]
+        self.pools = [cloud_parts.part(name).pool(r, nfd) for name in clouds.names()
+                      for r in self.of_type(clouds.profile(name).pool_type)]
 
     def _indexed(self, type_: str) -> list[tuple[int, Res]]:
         found = self._plain.get(type_)
@@ -517,13 +396,12 @@ class StackView:
         return self._named.get((kind, namespace, name), [])
 
     @functools.cached_property
-    def cloud(self) -> Literal["gke", "eks", "aks"] | None:
-        if self._raw.get(GKE_CLUSTER) or self._raw.get(GKE_NODE_POOL):
-            return "gke"
-        if self._raw.get(EKS_CLUSTER) or self._raw.get(EKS_NODE_GROUP):
-            return "eks"
-        if self._raw.get(AKS_CLUSTER) or self._raw.get(AKS_AGENT_POOL):
-            return "aks"
+    def cloud(self) -> str | None:
+        """The first registered cloud with a cluster or a node pool in the stack."""
+        for name in clouds.names():
+            found = clouds.profile(name)
+            if self._raw.get(found.cluster_type) or self._raw.get(found.pool_type):
+                return name
         return None
 
     def releases_of(self, kind: str) -> list[DriverRelease]:

@@ -215,7 +215,8 @@ NFD_CLASS_LABELS = ("feature.node.kubernetes.io/pci-0302_10de.present", "feature
 def test_each_chart_with_its_defaults_places_its_plugin_only_on_its_pools(dev, nfd):
     """The pinned charts' default placement (policies/charts.py) merged with the values the stack sets,
     against AKS's node labels and taints; with NFD's NVIDIA PCI label on every GPU node too."""
-    from policies.stack_view import Res, StackView, aks_pool, driver_release
+    from policies.aks import pool as aks_pool
+    from policies.stack_view import Res, StackView, driver_release
 
     resources = [Res(r.type, r.urn, r.urn.rsplit("::", 1)[1], r.inputs) for r in dev.resources]
     view = StackView(resources)

@@ -15,7 +15,7 @@ from gpu_fungibility.clouds import profile
 from gpu_fungibility.wiring_keys import GKE_AUTOSCALER_GPU_DRA
 
 from offline_plan.run import run_stack_file
-from policies.rules.capacity import validate_aks_dra_pool_size
+from policies.rules.aks import validate_aks_dra_pool_size
 from tests.policy_fixtures import Collector, R, resource_args
 
 AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"

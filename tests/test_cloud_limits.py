@@ -65,10 +65,11 @@ def test_the_managed_gpu_tag_is_refused_on_dra_pools():
 
 
 def test_the_pack_sees_the_managed_gpu_tag_as_a_device_plugin():
-    from policies.stack_view import AKS_AGENT_POOL, Res, aks_pool
+    from policies.aks import pool as aks_pool
+    from policies.stack_view import Res
 
     props = {"agentPoolName": "gpu", "vmSize": "Standard_NC24ads_A100_v4", "tags": {"EnableManagedGPUExperience": "true"}}
-    pool = aks_pool(Res(AKS_AGENT_POOL, "urn:x", "gpu", props))
+    pool = aks_pool(Res("azure-native:containerservice:AgentPool", "urn:x", "gpu", props))
     assert pool.ami_type == "aks-managed-gpu"
 
 

@@ -4,8 +4,9 @@ no-public-inference-endpoint, secrets-from-secret-store, pinned-charts, eks-dra-
 
 import pytest
 
-from policies.rules.capacity import validate_accelerator_pools_spot, validate_eks_dra_scale_from_zero
+from policies.rules.capacity import validate_accelerator_pools_spot
 from policies.rules.claims import validate_claim_follows_compute_class, validate_claim_shape
+from policies.rules.eks import validate_eks_dra_scale_from_zero
 from policies.rules.security import (
     validate_no_public_inference_endpoint,
     validate_pinned_charts,

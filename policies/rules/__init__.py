@@ -1,12 +1,14 @@
 """The pack's policies: one pure validator per rule, wired to its name and enforcement level.
 
 Importing this module starts nothing; ``policies/__main__.py`` hands
-:data:`POLICIES` to a ``PolicyPack``. Levels can be overridden per stack with
+:data:`POLICIES` to a ``PolicyPack``: the shared rules, then each registered
+cloud's own (its rules module's ``POLICIES``, see :mod:`~policies.cloud_parts`). Levels can be overridden per stack with
 ``pulumi preview --policy-pack-config <file.json>`` (see docs/policies.md).
 """
 
 from __future__ import annotations
 
+from gpu_fungibility import clouds
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
@@ -15,10 +17,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .capacity import validate_accelerator_pools_spot, validate_aks_dra_pool_size, validate_eks_dra_scale_from_zero
+from .. import cloud_parts
+from .capacity import validate_accelerator_pools_spot
 from .claims import validate_claim_follows_compute_class, validate_claim_shape
 from .endpoint import validate_control_plane_reachable
-from .gke import validate_gke_critical_priority_quota, validate_gke_dra_driver_install
 from .placement import validate_device_plugin_isolation, validate_dra_pool_served
 from .preference import validate_preference_follows_claim
 from .reach import validate_alternatives_satisfiable, validate_reachable_pools_served
@@ -82,19 +84,6 @@ POLICIES: list[Policy] = [
         config_schema=PolicyConfigSchema(properties={"judgeDate": _DATE}),
     ),
     StackValidationPolicy(
-        name="gke-dra-driver-install",
-        description="GKE DRA pools disable GKE's driver installation, the stack installs the driver itself, and "
-                    "no MIG, time-sharing or MPS is asked of them (GKE refuses those with DRA).",
-        validate=validate_gke_dra_driver_install,
-        enforcement_level=MANDATORY,
-    ),
-    StackValidationPolicy(
-        name="gke-critical-priority-quota",
-        description="On GKE, driver pods with a system-* priority class have a ResourceQuota admitting them.",
-        validate=validate_gke_critical_priority_quota,
-        enforcement_level=MANDATORY,
-    ),
-    StackValidationPolicy(
         name="claim-shape",
         description="Device requests are well-formed: one of exactly/firstAvailable, at most 8 alternatives, "
                     "existing device classes, compiling CEL selectors.",
@@ -155,25 +144,28 @@ POLICIES: list[Policy] = [
     ),
     StackValidationPolicy(
         name="control-plane-reachable",
-        description="The Kubernetes provider's cluster endpoint is reachable from the plan or the config: GKE's "
-                    "DNS endpoint, a public allow-listed IP endpoint, or a private one a runner range may use "
-                    "(GKE, EKS, AKS private clusters and authorized IP ranges).",
+        description="The Kubernetes provider's cluster endpoint is reachable from the plan or the config: a DNS "
+                    "endpoint, a public allow-listed IP endpoint, or a private one a runner range may use "
+                    "(private clusters and authorized IP ranges).",
         validate=validate_control_plane_reachable,
         enforcement_level=MANDATORY,
         config_schema=PolicyConfigSchema(properties={"runnerCidrs": _STRING_LIST}),
     ),
-    ResourceValidationPolicy(
-        name="eks-dra-scale-from-zero",
-        description="EKS DRA node groups keep minSize >= 1 (the autoscaler cannot scale DRA groups from zero "
-                    "on AWS).",
-        validate=validate_eks_dra_scale_from_zero,
-        enforcement_level=ADVISORY,
-    ),
-    ResourceValidationPolicy(
-        name="aks-dra-pool-size",
-        description="AKS DRA agent pools keep minCount >= 1 and minCount = maxCount (AKS's managed autoscaler "
-                    "neither scales a DRA pool from zero nor grows it past minCount).",
-        validate=validate_aks_dra_pool_size,
-        enforcement_level=ADVISORY,
-    ),
 ]
+
+
+def _cloud_policies() -> list[Policy]:
+    """Each registered cloud's own policies, in registration order (a cloud without a rules module has none)."""
+    found: list[Policy] = []
+    for name in clouds.names():
+        try:
+            rules = cloud_parts.part(name, "rules")
+        except ModuleNotFoundError as missing:
+            if missing.name != f"{__name__}.{name}":
+                raise
+            continue
+        found += rules.POLICIES
+    return found
+
+
+POLICIES += _cloud_policies()

@@ -13,17 +13,14 @@ other than ``ExactCount``/``All`` (case-sensitive; ``all`` is not ``All``), a
 devices (``AllocationResultsMaxSize``).
 
 ``claim-follows-compute-class``: a workload's claim alternatives are its
-compute class's pools, in order, and its pods can run on each of them. On GKE the class is the pod's
-``cloud.google.com/compute-class`` nodeSelector and its order the ComputeClass
-``priorities[].nodepools``: the ``firstAvailable`` subrequest names must equal
-that list. On EKS the order lives in the Cluster Autoscaler priority expander
-ConfigMap (``cluster-autoscaler-priority-expander``, ``data.priorities``): each
-alternative's node group must match a priority regex, and the alternatives'
-priorities must strictly decrease (first alternative = highest priority).
-On both clouds, the pool of every alternative must admit the workload's pods
-(nodeSelector, required affinity, tolerations; GKE adds the compute-class
-toleration to pods selecting a class), and a claim without named alternatives
-must fit at least one pool of its device family.
+compute class's pools, in order, and its pods can run on each of them. Where
+the order lives is the cloud's (its rules module's ``autoscaler_order_checks``:
+GKE's ComputeClass priorities, :mod:`.gke_compute_class`; the Cluster
+Autoscaler priority expander on EKS and AKS, :mod:`.priority_expander`). On
+every cloud, the pool of every alternative must admit the workload's pods
+(nodeSelector, required affinity, tolerations, with those the cloud adds to a
+pod, ``CloudProfile.implied_tolerations``), and a claim without named
+alternatives must fit at least one pool of its device family.
 """
 
 from __future__ import annotations
@@ -32,17 +29,16 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import yaml
-from gpu_fungibility import clouds, mig_geometry
+from gpu_fungibility import mig_geometry
 from gpu_fungibility.catalog import GPUS
 from gpu_fungibility.device_selectors import MIG_DEVICE_CLASS, MIG_PARENT_ATTRIBUTE
 from gpu_fungibility.node_selection import evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from .. import facts
+from .. import cloud_parts
 from ..cel import compile_error
-from ..stack_view import AKS_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
-from ..unknowns import Pending, dig_known, has_unknown, is_unknown, unknown_paths
+from ..stack_view import HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
+from ..unknowns import Pending, has_unknown, unknown_paths
 from .common import (
     claim_alternatives,
     claim_requests,
@@ -57,7 +53,6 @@ MAX_SUBREQUESTS = 8
 #: resource.k8s.io AllocationResultsMaxSize: the most devices one claim's allocation holds.
 MAX_DEVICES_PER_CLAIM = 32
 ALLOCATION_MODES = ("ExactCount", "All")
-PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
 
 
 def _selector_expressions(selectors: Any) -> Iterator[str]:
@@ -216,188 +211,6 @@ def validate_claim_shape(args: StackValidationArgs, report_violation: ReportViol
 # ---- claim-follows-compute-class -------------------------------------------------------
 
 
-def _compute_class_of(spec: Mapping[str, Any]) -> str | None:
-    """The compute class a pod spec selects (callers check its placement is known first)."""
-    selected = dig(spec, "nodeSelector", facts.GKE_COMPUTE_CLASS)
-    if selected:
-        return str(selected)
-    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
-                "nodeSelectorTerms", default=[]) or []
-    for term in terms if isinstance(terms, list) else []:
-        for expression in (term if isinstance(term, Mapping) else {}).get("matchExpressions") or []:
-            if not isinstance(expression, Mapping):
-                continue
-            values = expression.get("values") or []
-            if expression.get("key") == facts.GKE_COMPUTE_CLASS and expression.get("operator") == "In" \
-                    and len(values) == 1:
-                return str(values[0])
-    return None
-
-
-def _gke_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
-    classes = {c.k8s_name: c for c in view.k8s("ComputeClass")}
-    classes_unknown = view.note_unknown(pending, "ComputeClass")
-    for compute_class in view.k8s("ComputeClass"):
-        if is_unknown(dig(compute_class.props, "metadata", "name")) or is_unknown(compute_class.props.get("metadata")):
-            pending.add("its name", f"{compute_class.title} ({compute_class.urn})")
-            classes_unknown = True
-    pool_names = {p.pool_name for p in view.pools}
-    for name, compute_class in list(classes.items()):
-        if has_unknown(compute_class.props.get("spec")):
-            pending.add("its priorities", f"{compute_class.title} ({compute_class.urn})")
-            continue
-        for pool in _class_pools(compute_class):
-            if pool not in pool_names:
-                report_violation(f"ComputeClass {name} lists node pool {pool}, which the stack does not create",
-                                 compute_class.urn)
-    for workload, spec in workloads(view):
-        class_name = _compute_class_of(spec)
-        if class_name and is_unknown(class_name) or has_unknown([spec.get("nodeSelector"), spec.get("affinity")]):
-            pending.add("the compute class its pods select", f"{workload.title} ({workload.urn})")
-            continue
-        if not class_name:
-            continue
-        compute_class = classes.get(class_name)
-        if compute_class is None and classes_unknown:
-            pending.add(f"whether compute class {class_name} exists", f"{workload.title} ({workload.urn})")
-            continue
-        if compute_class is None:
-            report_violation(f"{workload.kind} {workload.k8s_name} selects compute class {class_name}, which the "
-                             "stack does not create", workload.urn)
-            continue
-        if has_unknown(compute_class.props.get("spec")):
-            continue
-        expected = _class_pools(compute_class)
-        for claim in claims_of(view, workload, spec):
-            if has_unknown(claim_requests(claim)):
-                pending.add("its device requests", f"{claim.title} ({claim.urn})")
-                continue
-            for request, names in claim_alternatives(claim):
-                if names == expected or (not names and len(expected) <= 1):
-                    continue
-                got = names or ["a single `exactly` alternative"]
-                report_violation(
-                    f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request} tries "
-                    f"[{', '.join(got)}] but compute class {class_name} scales up [{', '.join(expected)}]; the claim's "
-                    "firstAvailable alternatives must be the class's pools in the same order",
-                    workload.urn,
-                )
-
-
-def _class_pools(compute_class: Res) -> list[str]:
-    return [str(p) for priority in dig(compute_class.props, "spec", "priorities", default=[]) or []
-            if isinstance(priority, Mapping) for p in priority.get("nodepools") or []]
-
-
-def _expander_priorities(configmap: Res) -> list[tuple[int, str]] | str:
-    """[(priority, regex)] from the ConfigMap's ``data.priorities``, or an error message."""
-    text = dig(configmap.props, "data", "priorities")
-    try:
-        parsed = yaml.safe_load(text) if isinstance(text, str) else text
-    except yaml.YAMLError as exc:
-        return f"data.priorities is not YAML ({exc.__class__.__name__})"
-    if not isinstance(parsed, Mapping):
-        return "data.priorities is not a mapping of priority -> [node group regex]"
-    pairs: list[tuple[int, str]] = []
-    for priority, patterns in parsed.items():
-        try:
-            value = int(priority)
-        except (TypeError, ValueError):
-            return f"priority {priority!r} is not an integer"
-        for pattern in patterns if isinstance(patterns, list) else [patterns]:
-            pairs.append((value, str(pattern)))
-    return pairs
-
-
-def _node_group_priority(pool: Pool, priorities: list[tuple[int, str]]) -> int | None:
-    """The highest priority whose regex matches the node group (its name or its managed ASG name)."""
-    # The names a node group goes by: the pool's own, an EKS managed group's ASG, an AKS pool's scale set.
-    candidates = (pool.pool_name, f"eks-{pool.pool_name}-00000000-0000-0000-0000-000000000000",
-                  f"aks-{pool.pool_name}-12345678-vmss")
-    matched = []
-    for value, pattern in priorities:
-        try:
-            if any(re.search(pattern, c) for c in candidates):
-                matched.append(value)
-        except re.error:
-            continue
-    return max(matched) if matched else None
-
-
-def _eks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
-    configmaps = [c for c in view.k8s("ConfigMap") if c.k8s_name == PRIORITY_EXPANDER_CONFIGMAP]
-    configmaps_unknown = view.note_unknown(pending, "ConfigMap") or any(
-        has_unknown([c.props.get("metadata"), dig(c.props, "metadata", "name")]) for c in view.k8s("ConfigMap"))
-    view.note_unknown(pending, HELM_RELEASE)
-    for release in view.of_type("kubernetes:helm.sh/v3:Release"):
-        if str(release.props.get("chart") or "").rstrip("/").rsplit("/", 1)[-1] == "cluster-autoscaler":
-            expander = str(dig(release.props, "values", "extraArgs", "expander", default=""))
-            if not dig_known(release.props, "values", "extraArgs", "expander")[0]:
-                pending.add("values.extraArgs.expander", f"{release.title} ({release.urn})")
-            elif "priority" not in expander:
-                report_violation("the Cluster Autoscaler release does not use the priority expander "
-                                 "(values.extraArgs.expander: priority), so node groups scale up in no set order",
-                                 release.urn)
-    gpu_pools = [p for p in view.pools if p.family == "gpu"]
-    if configmaps and has_unknown(configmaps[0].props.get("data")):
-        pending.add("data.priorities", f"{configmaps[0].title} ({configmaps[0].urn})")
-        return
-    for workload, spec in workloads(view):
-        for claim in claims_of(view, workload, spec):
-            if has_unknown(claim_requests(claim)):
-                pending.add("its device requests", f"{claim.title} ({claim.urn})")
-                continue
-            for request, names in claim_alternatives(claim):
-                if len(names) < 2:
-                    continue
-                where = f"{workload.kind} {workload.k8s_name}: {claim.kind} {claim.k8s_name} request {request}"
-                if not configmaps and configmaps_unknown:
-                    pending.add(f"whether the {PRIORITY_EXPANDER_CONFIGMAP} ConfigMap exists",
-                                f"{workload.title} ({workload.urn})")
-                    continue
-                if not configmaps:
-                    report_violation(f"{where} has {len(names)} alternatives but the stack has no "
-                                     f"{PRIORITY_EXPANDER_CONFIGMAP} ConfigMap, so the autoscaler does not follow "
-                                     "that order", workload.urn)
-                    continue
-                priorities = _expander_priorities(configmaps[0])
-                if isinstance(priorities, str):
-                    report_violation(f"{PRIORITY_EXPANDER_CONFIGMAP}: {priorities}", configmaps[0].urn)
-                    continue
-                ranked: list[tuple[str, int | None]] = []
-                for alternative in names:
-                    pool = pool_for(alternative, gpu_pools)
-                    if pool is None:
-                        report_violation(f"{where}: alternative {alternative} names no node group in the stack",
-                                         workload.urn)
-                        ranked = []
-                        break
-                    ranked.append((alternative, _node_group_priority(pool, priorities)))
-                missing = [a for a, p in ranked if p is None]
-                if missing:
-                    report_violation(f"{where}: node group(s) of {', '.join(missing)} match no regex in "
-                                     f"{PRIORITY_EXPANDER_CONFIGMAP}", workload.urn)
-                    continue
-                values = [p for _, p in ranked]
-                if ranked and any(a <= b for a, b in zip(values, values[1:], strict=False)):
-                    order = ", ".join(f"{a} (priority {p})" for a, p in ranked)
-                    report_violation(f"{where}: alternatives [{order}] do not have strictly decreasing autoscaler "
-                                     "priorities, so scale-up order and claim order differ", workload.urn)
-
-
-def _aks_checks(view: StackView, report_violation: ReportViolation, pending: Pending) -> None:
-    """AKS's managed autoscaler: the cluster's autoscaler profile uses the priority expander, then the same
-    ConfigMap checks as on EKS (its node groups are the pools' scale sets)."""
-    for cluster in view.of_type(AKS_CLUSTER):
-        expander = str(dig(cluster.props, "autoScalerProfile", "expander", default=""))
-        if not dig_known(cluster.props, "autoScalerProfile", "expander")[0]:
-            pending.add("autoScalerProfile.expander", f"the AKS cluster ({cluster.urn})")
-        elif expander != "priority":
-            report_violation("the AKS cluster's autoscaler profile does not use the priority expander "
-                             "(autoScalerProfile.expander: priority), so pools scale up in no set order", cluster.urn)
-    _eks_checks(view, report_violation, pending)
-
-
 def _claim_device_classes(claim: Res) -> set[str]:
     classes = set()
     for request in claim_requests(claim):
@@ -448,9 +261,8 @@ def validate_claim_follows_compute_class(args: StackValidationArgs, report_viola
     for workload, spec in workloads(view):
         if has_unknown(spec.get("resourceClaims")):
             pending.add("the claims its pods use", f"{workload.title} ({workload.urn})")
-    checks = {"eks": _eks_checks, "gke": _gke_checks, "aks": _aks_checks}
     if view.cloud is not None:
-        checks[clouds.profile(view.cloud).name](view, report_violation, pending)
+        cloud_parts.part(view.cloud, "rules").autoscaler_order_checks(view, report_violation, pending)
     _admission_checks(view, report_violation, pending)
     pending.finish()
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from gpu_fungibility import clouds
 from gpu_fungibility.node_selection import PodPlacement
+from pulumi_policy import ResourceValidationArgs
 
-from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Pool, Res, StackView, dig
-from ..unknowns import Pending, is_unknown
+from ..stack_view import UNKNOWN, WORKLOAD_KINDS, Pool, Res, StackView, dig, plain
+from ..unknowns import NotJudged, Pending, dig_known, is_unknown
 
 _POD_SPEC_PATHS = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
 
@@ -142,3 +143,12 @@ def pod_placement(spec: Mapping[str, Any], cloud: str | None) -> PodPlacement:
     if cloud is not None:
         tolerations += clouds.profile(cloud).implied_tolerations(spec.get("nodeSelector") or {})
     return PodPlacement(spec.get("nodeSelector") or {}, spec.get("affinity"), tolerations, daemon=False)
+
+
+def require_fields(args: ResourceValidationArgs, paths: tuple[tuple[str, ...], ...]) -> None:
+    """NotJudged (advisory) when a value the rule decides on is unknown during the preview."""
+    props = plain(args.props)
+    for path in paths:
+        known, _ = dig_known(props, *path)  # unknown itself, or an object on the way to it
+        if not known:
+            raise NotJudged([f"{'.'.join(path)} of {args.name} ({args.urn})"])

@@ -1,4 +1,6 @@
-"""GKE-specific rules (stack): the NVIDIA driver on DRA pools, critical-priority quotas.
+"""GKE's rules: the pack's policies only GKE has (the NVIDIA driver on DRA pools, critical-priority quotas),
+and GKE's answers to the shared rules (the compute class's order, :mod:`.gke_compute_class`; the control
+plane's endpoints, :mod:`.gke_endpoint`).
 
 ``gke-dra-driver-install``: a GKE DRA pool must disable GKE's driver
 installation (``gpuDriverVersion: INSTALLATION_DISABLED``, seed 000), and the
@@ -24,11 +26,19 @@ from typing import Any
 
 from gpu_fungibility import clouds
 from gpu_fungibility.node_selection import PodPlacement, evaluate
-from pulumi_policy import ReportViolation, StackValidationArgs
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
-from ..stack_view import HELM_RELEASE, WORKLOAD_KINDS, StackView, dig
+from ..stack_view import HELM_RELEASE, WORKLOAD_KINDS, Pool, StackView, dig
 from ..unknowns import Pending, has_unknown, is_unknown
+from . import gke_compute_class
 from .common import containers, pod_spec
+from .gke_endpoint import ENDPOINT_FIX, ENDPOINT_SETTINGS, reach_inputs, unknown_reach_inputs, unreachable
 
 INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
 _INSTALLER_MARKERS = ("nvidia-driver-installer", "nvidia-installer")
@@ -241,3 +251,39 @@ def validate_gke_critical_priority_quota(args: StackValidationArgs, report_viola
                 res.urn,
             )
     pending.finish()
+
+
+POLICIES = [
+    StackValidationPolicy(
+        name="gke-dra-driver-install",
+        description="GKE DRA pools disable GKE's driver installation, the stack installs the driver itself, and "
+                    "no MIG, time-sharing or MPS is asked of them (GKE refuses those with DRA).",
+        validate=validate_gke_dra_driver_install,
+        enforcement_level=EnforcementLevel.MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="gke-critical-priority-quota",
+        description="On GKE, driver pods with a system-* priority class have a ResourceQuota admitting them.",
+        validate=validate_gke_critical_priority_quota,
+        enforcement_level=EnforcementLevel.MANDATORY,
+    ),
+]
+
+#: The name of a pool's autoscaling group, as the priority expander would match it: GKE orders pools by
+#: compute class instead.
+SCALING_GROUP_NAME = None
+autoscaler_order_checks = gke_compute_class.check_order
+__all__ = ["ENDPOINT_FIX", "ENDPOINT_SETTINGS", "POLICIES", "SCALING_GROUP_NAME", "autoscaler_order_checks",
+           "cluster_advisories", "dra_pool_problems", "reach_inputs", "unknown_reach_inputs", "unreachable",
+           "validate_gke_critical_priority_quota", "validate_gke_dra_driver_install"]
+
+
+def dra_pool_problems(pool: Pool) -> list[str]:
+    """What only GKE refuses of a DRA-labelled pool (``dra-pool-served``): nothing beyond
+    ``gke-dra-driver-install``."""
+    return []
+
+
+def cluster_advisories(args: ResourceValidationArgs, props: Mapping[str, Any]) -> list[str]:
+    """Advisories only GKE has about a cluster (``kubernetes-version-advisories``): none."""
+    return []

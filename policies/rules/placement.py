@@ -20,7 +20,7 @@ from gpu_fungibility import clouds
 from gpu_fungibility.node_selection import Verdict, evaluate
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from .. import facts
+from .. import cloud_parts, facts
 from ..charts import DriverRelease
 from ..stack_view import HELM_RELEASE, Pool, StackView
 from ..unknowns import Pending
@@ -112,13 +112,6 @@ def validate_dra_pool_served(args: StackValidationArgs, report_violation: Report
                 "but neither a DRA kubelet plugin nor a device plugin runs on its nodes: its GPUs can never be used.",
                 pool.urn,
             )
-        if pool.cloud == "aks" and pool.nvidia_dra_labelled and pool.gpu_driver_version == "None":
-            # learn.microsoft.com/azure/aks/use-nvidia-gpu: gpuProfile.driver None skips AKS's driver install,
-            # and nothing in the stack installs one on AKS.
-            report_violation(
-                f"{pool.title} is labelled for DRA but skips AKS's NVIDIA driver (gpuProfile.driver: None): its "
-                "nodes have no driver, so the DRA kubelet plugin publishes no devices and claims pend forever. "
-                "Keep gpuProfile.driver: Install.",
-                pool.urn,
-            )
+        for problem in cloud_parts.part(pool.cloud, "rules").dra_pool_problems(pool):
+            report_violation(problem, pool.urn)
     pending.finish()

@@ -35,7 +35,8 @@ from gpu_fungibility.node_selection import evaluate
 from gpu_fungibility.versions import later_all_takes_the_first_alternative
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
+from .. import cloud_parts
+from ..stack_view import HELM_RELEASE, WORKLOAD_KINDS, Pool, Res, StackView, dig
 from ..unknowns import UNKNOWN, Pending, has_unknown, is_unknown
 from .common import claim_requests, claims_of, note_unknown_pod_specs, pod_placement, pool_for, workloads
 from .placement import plugins_on
@@ -246,7 +247,7 @@ def _stands_for(view: StackView, pending: Pending | None = None) -> Iterator[Alt
 
 def _cluster_minor(view: StackView) -> str | None:
     """The Kubernetes minor the stack's cluster runs, when the stack has one cluster whose version is known."""
-    found = {cluster_minor(r.type, r.props) for t in (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER) for r in view.of_type(t)}
+    found = {cluster_minor(r.type, r.props) for t in cloud_parts.cluster_types() for r in view.of_type(t)}
     found.discard(None)
     return next(iter(found))[1] if len(found) == 1 else None
 

@@ -28,16 +28,12 @@ from gpu_fungibility.support_calendar import (
 )
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
+from .. import cloud_parts
 from ..runtime import shared
-from ..stack_view import AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, UNKNOWN, dig, plain
-from ..unknowns import NotJudged, dig_known, is_unknown
+from ..stack_view import UNKNOWN, dig, plain
+from ..unknowns import NotJudged, is_unknown
 from .versions import MIN_VERSION
 
-#: EKS per-cluster hourly price: standard support $0.10, extended support $0.60 (EKS pricing page).
-EKS_EXTENDED_NOTE = ("EKS charges $0.60 per cluster hour in extended support instead of $0.10: set "
-                     "cluster.eksSupportType (upgradePolicy.supportType) to STANDARD to have EKS upgrade the "
-                     "cluster at the end of standard support instead")
-CLUSTER_TYPES = (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)
 #: The environment variable that fixes the date when the rule's config does not.
 JUDGE_DATE_ENV = "GPU_FUNGIBILITY_JUDGE_DATE"
 
@@ -72,15 +68,12 @@ def _today(args: ResourceValidationArgs, today: dt.date | None, report_violation
 def cluster_minor(resource_type: str, props: dict, created: bool = False) -> tuple[str, str] | None:
     """``(cloud, minor)`` the cluster resource will run (``created``: the minor it is created with), or None when
     it is not a cluster or not known yet."""
-    if resource_type == GKE_CLUSTER:
-        cloud, version = "gke", props.get("minMasterVersion")
-        channel = dig(props, "releaseChannel", "channel")
-    elif resource_type == EKS_CLUSTER:
-        cloud, version, channel = "eks", props.get("version"), None
-    elif resource_type == AKS_CLUSTER:
-        cloud, version, channel = "aks", props.get("kubernetesVersion"), None
-    else:
+    cloud = cloud_parts.cloud_of_cluster(resource_type)
+    if cloud is None:
         return None
+    reads = cloud_parts.part(cloud)
+    version = props.get(reads.CLUSTER_VERSION)
+    channel = dig(props, *reads.RELEASE_CHANNEL) if reads.RELEASE_CHANNEL else None
     if not isinstance(version, str) or version in ("", UNKNOWN) or version.lower() == "latest":
         return None
     minor = minor_of(version)
@@ -93,7 +86,7 @@ def cluster_minor(resource_type: str, props: dict, created: bool = False) -> tup
 
 def validate_version_supported(args: ResourceValidationArgs, report_violation: ReportViolation,
                                today: dt.date | None = None) -> None:
-    if args.resource_type not in CLUSTER_TYPES:  # before reading the properties: most resources are not
+    if cloud_parts.cloud_of_cluster(args.resource_type) is None:  # before reading the properties: most are not
         return
     props = shared(plain, args.props)
     found = cluster_minor(args.resource_type, props, created=True)
@@ -107,14 +100,15 @@ def validate_version_supported(args: ResourceValidationArgs, report_violation: R
             report_violation(problem, None)
 
 
-#: Where each cluster type says its version (and GKE its release channel).
-_VERSION_FIELDS = {GKE_CLUSTER: (("minMasterVersion",), ("releaseChannel", "channel")), EKS_CLUSTER: (("version",),),
-                   AKS_CLUSTER: (("kubernetesVersion",),)}
+def _version_fields(resource_type: str) -> tuple[tuple[str, ...], ...]:
+    """Where a cluster of this type says its version (and its release channel, where it has one)."""
+    reads = cloud_parts.part(str(cloud_parts.cloud_of_cluster(resource_type)))
+    return ((reads.CLUSTER_VERSION,), *((reads.RELEASE_CHANNEL,) if reads.RELEASE_CHANNEL else ()))
 
 
 def _not_judged_while_unknown(args: ResourceValidationArgs, props: dict) -> None:
     """A cluster whose version is unknown during the preview: NotJudged (advisory), not a pass."""
-    for path in _VERSION_FIELDS.get(args.resource_type, ()):
+    for path in _version_fields(args.resource_type):
         node: object = props
         for key in path:
             node = node.get(key) if isinstance(node, dict) else None
@@ -124,7 +118,8 @@ def _not_judged_while_unknown(args: ResourceValidationArgs, props: dict) -> None
 
 def validate_version_advisories(args: ResourceValidationArgs, report_violation: ReportViolation,
                                 today: dt.date | None = None) -> None:
-    if args.resource_type not in CLUSTER_TYPES:
+    cloud = cloud_parts.cloud_of_cluster(args.resource_type)
+    if cloud is None:
         return
     props = shared(plain, args.props)
     found = cluster_minor(args.resource_type, props, created=True)
@@ -134,7 +129,5 @@ def validate_version_advisories(args: ResourceValidationArgs, report_violation: 
     when = _today(args, today, report_violation)
     for note in support_advisories(cloud, minor, when) if when else []:
         report_violation(note, None)
-    if args.resource_type == EKS_CLUSTER and not dig_known(props, "upgradePolicy", "supportType")[0]:
-        raise NotJudged([f"upgradePolicy.supportType of {args.name} ({args.urn})"])
-    if args.resource_type == EKS_CLUSTER and dig(props, "upgradePolicy", "supportType") in (None, "", "EXTENDED"):
-        report_violation(EKS_EXTENDED_NOTE, None)
+    for note in cloud_parts.part(cloud, "rules").cluster_advisories(args, props):
+        report_violation(note, None)

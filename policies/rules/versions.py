@@ -12,7 +12,8 @@ import re
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from ..stack_view import AKS_AGENT_POOL, AKS_CLUSTER, EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, UNKNOWN, plain
+from .. import cloud_parts
+from ..stack_view import UNKNOWN, plain
 from ..unknowns import NotJudged, is_unknown
 
 MIN_VERSION = (1, 34)
@@ -44,16 +45,11 @@ def version_problem(version: object, field: str, required: bool) -> str | None:
 
 
 def validate_kubernetes_version(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    if args.resource_type == GKE_CLUSTER:
-        field, required = "minMasterVersion", True
-    elif args.resource_type == GKE_NODE_POOL:
-        field, required = "version", False
-    elif args.resource_type == EKS_CLUSTER:
-        field, required = "version", True
-    elif args.resource_type == AKS_CLUSTER:
-        field, required = "kubernetesVersion", True
-    elif args.resource_type == AKS_AGENT_POOL:
-        field, required = "orchestratorVersion", False
+    cluster_of, pool_of = cloud_parts.cloud_of_cluster(args.resource_type), cloud_parts.cloud_of_pool(args.resource_type)
+    if cluster_of:  # a cluster says its version; a pool may
+        field, required = cloud_parts.part(cluster_of).CLUSTER_VERSION, True
+    elif pool_of and cloud_parts.part(pool_of).POOL_VERSION:
+        field, required = cloud_parts.part(pool_of).POOL_VERSION, False
     else:
         return
     version = plain(args.props).get(field)
