@@ -1,6 +1,6 @@
 """The differential run: generated scenarios placed by the real kube-scheduler and by the simulator, compared.
 
-``python -m rehearse.differential --seed N --count 500 [--minor 1.35] [--json]``
+``python -m rehearse.differential --seed N --count 500 [--minor 1.35] [--family F ...] [--json]``
 
 Each scenario (:mod:`rehearse.scenarios`) is applied to Kubernetes' own control plane through the harness
 (:mod:`rehearse.control_plane`): its Nodes, ResourceSlices, DeviceClasses and ResourceClaimTemplates first, then its
@@ -522,15 +522,27 @@ def _apply(harness: Any, objects: list[dict[str, Any]], owners: Mapping[str, str
                 raise RuntimeError(f"the API server refused {result.ref}: {result.error}")
 
 
+def scenarios_of(seed: int, count: int, families: Sequence[str] = ()) -> list[gen.Scenario]:
+    """Scenarios 0 to ``count - 1`` of ``seed``; with ``families``, scenario ``i`` is forced to the family
+    ``families[i % len(families)]`` (a run of the families one minor changed), else each draws its own."""
+    if not families:
+        return gen.generate(seed, count)
+    unknown = sorted(set(families) - set(gen.FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; known: {', '.join(gen.FAMILIES)}")
+    return [gen.scenario(seed, i, families[i % len(families)]) for i in range(count)]
+
+
 def run(seed: int, count: int, minor: str = DEFAULT_MINOR, batch: int = BATCH, progress=print,
-        start: Callable[[], Any] | None = None) -> Report:
-    """Generate, simulate, and have the real scheduler place ``count`` scenarios.
+        start: Callable[[], Any] | None = None, families: Sequence[str] = ()) -> Report:
+    """Generate, simulate, and have the real scheduler place ``count`` scenarios (``families``: see
+    :func:`scenarios_of`).
 
     Each batch gets a fresh control plane (``start``, by default the harness at ``minor``): starting one takes a
     few seconds, less than deleting a batch's hundreds of objects, and no batch can see another's leftovers. A
     batch the control plane fails on is reported as not compared, and the run goes on.
     """
-    scenarios = gen.generate(seed, count)
+    scenarios = scenarios_of(seed, count, families)
     started = time.monotonic()
     cases = {c.document["name"]: c for c in simulate_all([sc.document() for sc in scenarios], minor)}
     simulator_seconds = time.monotonic() - started
@@ -658,16 +670,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, help="write every scenario and the real answer here (.json.gz)")
     parser.add_argument("--simulate-only", action="store_true", help="the simulator's side only (no Go needed)")
     parser.add_argument("--replay", type=Path, help="judge the simulator against a saved run (no Go needed)")
+    parser.add_argument("--family", action="append", default=[], choices=list(gen.FAMILIES),
+                        help="force every scenario to this family (repeat to alternate between several)")
     args = parser.parse_args(argv)
     if args.replay:
         report = replay(load(args.replay))
         print(json.dumps(report.to_json(), indent=1) if args.json else report.render())
         return 1 if report.disagreements else 0
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    log(f"differential run: seed {args.seed}, {args.count} scenarios")
+    forced = f" of the families {', '.join(args.family)}" if args.family else ""
+    log(f"differential run: seed {args.seed}, {args.count} scenarios{forced}")
     if args.simulate_only:
         started = time.monotonic()
-        cases = simulate_all([sc.document() for sc in gen.generate(args.seed, args.count)], args.minor)
+        cases = simulate_all([sc.document() for sc in scenarios_of(args.seed, args.count, args.family)],
+                             args.minor)
         seconds = time.monotonic() - started
         determinate = sum(c.answer.determinate for c in cases)
         summary = {"seed": args.seed, "scenarios": len(cases), "determinate": determinate,
@@ -677,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
               f"simulator only: {len(cases)} scenarios, {determinate} determinate, {len(cases) / seconds:.1f}/s")
         return 0
     try:
-        report = run(args.seed, args.count, args.minor, args.batch, progress=log)
+        report = run(args.seed, args.count, args.minor, args.batch, progress=log, families=args.family)
     except Exception as exc:  # the harness's own errors say what to do
         if type(exc).__name__ in ("HarnessUnavailable", "HarnessError", "HarnessTimeout"):
             print(f"cannot run the differential test: {exc}", file=sys.stderr)
