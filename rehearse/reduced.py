@@ -301,10 +301,10 @@ def zones(name: str) -> Scenario:
     return sc
 
 
-# ---- DRA features on by default from 1.36 (recorded on v1.36.3 and v1.35.4: reduced-<case>-v1.3x.json) ----
+# ---- what changed in 1.36 (recorded on v1.36.3 and v1.35.4: reduced-<case>-v1.3x.json) ----
 
-#: Cases whose answer depends on the minor's feature gates (gpu_fungibility.versions.DRA_FEATURE_GATES_ON_FROM):
-#: recorded per minor, ``python -m rehearse.reduced --record DIR --minor 1.36 --gated``.
+#: Cases whose answer depends on the minor: its feature gates (gpu_fungibility.versions.DRA_FEATURE_GATES_ON_FROM)
+#: or a score plugin that changed; recorded per minor, ``python -m rehearse.reduced --record DIR --minor 1.36 --gated``.
 GATED_CASES: dict[str, tuple[str, Callable[[str], Scenario]]] = {}
 
 
@@ -365,6 +365,20 @@ def device_taints(name: str) -> Scenario:
                                                                              "operator": "Exists",
                                                                              "effect": "NoSchedule"}]}]}])
     _claimed(sc, "g3", [{"name": "gpu", "exactly": _exactly(cls, tolerations=[{"operator": "Exists"}])}])
+    return sc
+
+
+@gated_case("NodeResourcesBalancedAllocation scores the change a pod makes to a node's balance from 1.36 "
+            "(balancedResourceScorer), the balance with it before: a 2-CPU 4Gi pod evens out an empty 4-CPU 8Gi "
+            "node, which wins it on 1.35; on 1.36 it changes neither node's balance, and LeastAllocated sends it "
+            "to the 16-CPU 32Gi node beside a memory-heavy pod.")
+def balance_change(name: str) -> Scenario:
+    sc = _scenario(name, _pool(name, "p0", "cpu", cpu=16, memory_gi=32),
+                   _pool(name, "p1", "cpu", cpu=4, memory_gi=8), family="base")
+    heavy = _pod(name, cpu="100m", memory="16Gi")
+    heavy["nodeSelector"][POOL_LABEL] = "p0"
+    sc.groups.append(Group(f"{name}-g0", "Pod", 1, heavy, []))
+    sc.groups.append(Group(f"{name}-g1", "Pod", 1, _pod(name, cpu="2", memory="4Gi"), []))
     return sc
 
 

@@ -19,7 +19,10 @@ v1.36.3, pkg/scheduler/:
   memory weight 1 each, ``apis/config/v1/defaults.go``): per resource ``(allocatable - requested) * 100 /
   allocatable``, requested being the node's non-zero requests plus the pod's; the weighted mean.
 * ``noderesources/balanced_allocation.go``: ``(1 - std) * 100`` of the cpu and memory fractions
-  requested (real requests), std of two being half their difference.
+  requested (real requests), std of two being half their difference. To 1.35 that is the score of the node
+  with the pod; from 1.36 (``balancedResourceScorer``, v1.36.3 line 204, no feature gate) it is the change the
+  pod makes, ``50 + (50 + with - without) / 2``: a pod that evens a node out scores towards 100, one that
+  tilts it towards 50. A pod requesting neither cpu nor memory is skipped (``PreScore``: every node 0).
 * ``podtopologyspread/scoring.go`` with the system default constraints (``plugin.go``: hostname maxSkew 3,
   zone maxSkew 5, ``ScheduleAnyway``), which apply to pods a Service or ReplicaSet selects, as a
   Deployment's are: per constraint ``count * log(size + 2) + maxSkew - 1``, rounded; normalised as
@@ -76,6 +79,12 @@ class ScoringProfile:
     def scores_prioritized_list(self) -> bool:
         return DYNAMIC_RESOURCES in self.weights
 
+    @property
+    def balance_change(self) -> bool:
+        """Whether NodeResourcesBalancedAllocation scores the change the pod makes to a node's balance (1.36+)
+        rather than the balance with the pod."""
+        return self.minor >= (1, 36)
+
 
 def default_profile(version: str) -> ScoringProfile:
     """The default profile at ``"1.34"``, ``"1.35"``, ... (DynamicResources scores from 1.35)."""
@@ -122,8 +131,20 @@ def least_allocated(requested: Sequence[int], allocatable: Sequence[int], weight
     return total // weight_sum if weight_sum else 0
 
 
-def balanced_allocation(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-    """NodeResourcesBalancedAllocation: ``(1 - std) * 100`` of the fractions requested (each at most 1)."""
+def balanced_allocation(requested: Sequence[int], allocatable: Sequence[int],
+                        before: Sequence[int] | None = None) -> int:
+    """NodeResourcesBalancedAllocation: ``(1 - std) * 100`` of the fractions requested (each at most 1); with
+    ``before`` (the node's requests without the pod: Kubernetes 1.36's ``balancedResourceScorer``) the change,
+    ``50 + (50 + with - without) / 2``, in Go's integer division (the operand is never negative: each balance
+    score is between 50 and 100)."""
+    with_pod = balance(requested, allocatable)
+    if before is None:
+        return with_pod
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - balance(before, allocatable)) // 2
+
+
+def balance(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``balancedResourceScore``: ``(1 - std) * 100`` of the fractions requested (each at most 1)."""
     fractions = [min(req / alloc, 1.0) for req, alloc in zip(requested, allocatable, strict=True) if alloc]
     std = 0.0
     if len(fractions) == 2:
@@ -199,12 +220,15 @@ class NodeShape:
     requested: tuple[int, int]  # the requests of the pods on it, before this pod
     nonzero_requested: tuple[int, int] | None = None  # containers without requests counted at 100m / 200 MiB
 
-    def scores(self, pod_request: tuple[int, int]) -> tuple[int, int]:
-        """(LeastAllocated, BalancedAllocation) with the pod added."""
+    def scores(self, pod_request: tuple[int, int], balance_change: bool = False) -> tuple[int, int]:
+        """(LeastAllocated, BalancedAllocation) with the pod added; ``balance_change``: the latter scores the
+        change the pod makes (:attr:`ScoringProfile.balance_change`)."""
         base = self.nonzero_requested or self.requested
         least = least_allocated([base[0] + pod_request[0], base[1] + pod_request[1]], self.allocatable)
+        if not any(pod_request):  # a best-effort pod: BalancedAllocation's PreScore skips it, every node 0
+            return least, 0
         balanced = balanced_allocation([self.requested[0] + pod_request[0], self.requested[1] + pod_request[1]],
-                                       self.allocatable)
+                                       self.allocatable, self.requested if balance_change else None)
         return least, balanced
 
 
@@ -262,7 +286,7 @@ def score(profile: ScoringProfile, pod: ScoredPod, candidates: Sequence[Candidat
     put(TAINT_TOLERATION, default_normalize(
         [taint_toleration_score(c.taints, pod.tolerations) for c in candidates], reverse=True))
     put(NODE_AFFINITY, default_normalize([node_affinity_score(pod.preferred, c.labels) for c in candidates]))
-    fit = [[shape.scores(pod.request) for shape in c.shapes] for c in candidates]
+    fit = [[shape.scores(pod.request, profile.balance_change) for shape in c.shapes] for c in candidates]
     put(RESOURCES_FIT, [(min(s[0] for s in f), max(s[0] for s in f)) for f in fit])
     put(BALANCED, [(min(s[1] for s in f), max(s[1] for s in f)) for f in fit])
     put(IMAGE_LOCALITY, [(0, MAX_NODE_SCORE) if c.has_image else 0 for c in candidates])

@@ -115,3 +115,13 @@ def test_scores():
     zones = recorded("zones")
     assert outcomes(zones) == Counter({("g0", "p0", ()): 2, ("g0", "p1", ()): 2})
     assert len({p["node"] for p in zones["observed"]["pods"]}) == 3  # zone-a's two nodes one each
+
+
+def test_1_36_scores_the_change_a_pod_makes_to_a_nodes_balance():
+    """reduced-balance-change-v1.3x.json: the second pod goes to the small node it evens out on v1.35.4, beside the
+    first pod on v1.36.3 (NodeResourcesBalancedAllocation's balancedResourceScorer; tests/test_simulator_scoring.py
+    has the arithmetic)."""
+    def placed(minor: str) -> Counter:
+        return outcomes(json.loads((FIXTURES / f"reduced-balance-change-v{minor}.json").read_text()))
+    assert placed("1.35") == Counter({("g0", "p0", ()): 1, ("g1", "p1", ()): 1})
+    assert placed("1.36") == Counter({("g0", "p0", ()): 1, ("g1", "p0", ()): 1})

@@ -59,6 +59,33 @@ def test_balanced_allocation(requested, allocatable, expected):
     assert balanced_allocation(requested, allocatable) == expected
 
 
+# noderesources/balanced_allocation_test.go TestNodeResourcesBalancedAllocation at v1.36.3, where the score is the
+# change the pod makes to the node's balance (balancedResourceScorer): (before, with the pod, allocatable, score)
+@pytest.mark.parametrize(("before", "requested", "allocatable", "expected"), [
+    ((0, 0), (3000, 5000), (4000, 10000), 68),  # "nothing scheduled, ... differently sized nodes": 100 -> 87
+    ((0, 0), (3000, 5000), (6000, 10000), 75),  # 100 -> 100
+    ((3000, 0), (6000, 5000), (10000, 20000), 73),  # "resources requested, pods scheduled with resources": 85 -> 82
+    ((3000, 5000), (6000, 10000), (10000, 20000), 74),  # 97 -> 95
+    ((3000, 5000), (6000, 10000), (10000, 50000), 70),  # "... differently sized nodes": 90 -> 80
+    ((3000, 0), (3000, 5000), (3000, 5000), 100),  # "nodes to reach min/max score": 50 -> 100
+    ((0, 0), (0, 5000), (3000, 5000), 50),  # 100 -> 50
+    ((3000, 0), (6000, 0), (6000, 10000), 62),  # "requested resources at node capacity": 75 -> 50
+    ((3000, 5000), (6000, 5000), (6000, 10000), 62),  # 100 -> 75
+    ((3000, 5000, 3), (3000, 5000, 4), (3500, 40000, 8), 75),  # "scalar resource is included ...": 69 -> 70
+    ((3000, 5000, 0), (3000, 5000, 1), (3500, 40000, 8), 76),  # 62 -> 65
+])
+def test_balanced_allocation_scores_the_change_from_1_36(before, requested, allocatable, expected):
+    assert balanced_allocation(requested, allocatable, before) == expected
+
+
+def test_a_best_effort_pod_gets_no_balanced_allocation_score():
+    """balanced_allocation.go PreScore: a pod requesting neither cpu nor memory is skipped (Skip: every node 0),
+    at v1.34.4, v1.35.4 and v1.36.3; LeastAllocated still scores it."""
+    shape = NodeShape((4000, 10000), (3000, 0))
+    assert shape.scores((0, 0)) == (62, 0)
+    assert shape.scores((0, 0), balance_change=True) == (62, 0)
+
+
 # nodeaffinity/node_affinity_test.go TestNodeAffinityPriority, affinity2 and labels 1, 5, 2
 def _term(**labels):
     return {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in labels.items()]}
@@ -177,6 +204,12 @@ def test_weights_by_minor():
     assert not default_profile("1.34").scores_prioritized_list
 
 
+def test_balanced_allocation_scores_the_change_only_from_1_36():
+    """noderesources/balanced_allocation.go balancedResourceScorer: with the pod at v1.34.4 and v1.35.4, the
+    change the pod makes at v1.36.3 (no feature gate)."""
+    assert [default_profile(m).balance_change for m in ("1.34", "1.35", "1.36", "1.37")] == [False, False, True, True]
+
+
 # ---- what this means for the stacks' pools ------------------------------------------------------------
 
 GIB = 1024**3
@@ -210,6 +243,37 @@ def test_identical_nodes_tie():
     nodes = [_gpu_node("a", "small", 3920, 30), _gpu_node("b", "small", 3920, 30)]
     profile = default_profile("1.34")
     assert len(scoring.winners(scoring.score(profile, pod, nodes), profile)) == 2
+
+
+def _cpu_node(name, cpu, memory_gib, used=(0, 0)):
+    return Candidate(name, {HOST: name}, (), (NodeShape((cpu * 1000, memory_gib * GIB), used),))
+
+
+def test_1_36_no_longer_prefers_the_node_a_pod_balances():
+    """The reduced case balance_change (rehearse/reduced.py): a 2-CPU 4Gi pod evens out an empty 4-CPU 8Gi node
+    (balance 100 with it: 1.35's BalancedAllocation wins it that node by 14) but changes neither node's balance
+    (1.36: 75 on both), so LeastAllocated sends it beside a memory-heavy pod on a 16-CPU 32Gi node."""
+    pod = ScoredPod((2000, 4 * GIB), spread=False)
+    nodes = [_cpu_node("big", 16, 32, used=(100, 16 * GIB)), _cpu_node("small", 4, 8)]
+    totals = {}
+    for minor in ("1.35", "1.36"):
+        profile = default_profile(minor)
+        scored = scoring.score(profile, pod, nodes)
+        totals[minor] = [s.low for s in scored]
+        assert [w.candidate.key for w in scoring.winners(scored, profile)] == ["small" if minor == "1.35" else "big"]
+    assert [s.plugins["NodeResourcesBalancedAllocation"][0] for s in scoring.score(default_profile("1.36"), pod, nodes)
+            ] == [75, 75]
+    assert totals["1.35"][1] - totals["1.35"][0] == 14 and totals["1.36"][0] - totals["1.36"][1] == 11
+
+
+def test_equal_totals_are_a_tie_the_scheduler_breaks_at_random():
+    """1.36 halves the balance change, so a small pod on a near-empty node and beside a pod can total the same:
+    both are winners (selectHost samples among them), and the simulator claims neither (seed 3902 s0008)."""
+    pod = ScoredPod((250, GIB), spread=False)
+    nodes = [_cpu_node("empty", 48, 128), _cpu_node("beside", 48, 128, used=(250, GIB // 4))]
+    old, new = default_profile("1.35"), default_profile("1.36")
+    assert [w.candidate.key for w in scoring.winners(scoring.score(old, pod, nodes), old)] == ["empty"]
+    assert [w.candidate.key for w in scoring.winners(scoring.score(new, pod, nodes), new)] == ["empty", "beside"]
 
 
 def test_zone_spread_bound():
