@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from gpu_fungibility import clouds
 
-from policies.rules import _cloud_policies
+from policies.rules import cloud_policies
 from policies.rules.capacity import validate_accelerator_pools_spot
 from policies.rules.claims import validate_claim_follows_compute_class
 from policies.rules.endpoint import validate_control_plane_reachable
@@ -53,7 +53,7 @@ def test_the_view_finds_the_stack_s_cloud_and_reads_its_pools_with_its_module():
 
 
 def test_its_own_policy_joins_the_pack_s():
-    assert "zkc-pool-priority" in [p.name for p in _cloud_policies()]
+    assert "zkc-pool-priority" in [p.name for p in cloud_policies()]
 
 
 def test_the_shared_resource_rules_read_its_fields():

@@ -154,7 +154,7 @@ POLICIES: list[Policy] = [
 ]
 
 
-def _cloud_policies() -> list[Policy]:
+def cloud_policies() -> list[Policy]:
     """Each registered cloud's own policies, in registration order (a cloud without a rules module has none)."""
     found: list[Policy] = []
     for name in clouds.names():
@@ -168,4 +168,4 @@ def _cloud_policies() -> list[Policy]:
     return found
 
 
-POLICIES += _cloud_policies()
+POLICIES += cloud_policies()
