@@ -19,9 +19,10 @@ import pulumi_azure_native as azure_native
 import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
-from .base import Issues, LibraryComponent
+from .base import Issues
 from .clouds.aks import arguments as aks_rules
-from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
+from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
 
 cs = azure_native.containerservice
 
@@ -47,11 +48,9 @@ class AksSystemPool(TypedDict):
     """OS disk size (default 100)."""
 
 
-class AksClusterArgs(TypedDict):
-    """An AKS cluster."""
+class AksClusterArgs(ClusterArgs):
+    """An AKS cluster; its name is also its DNS prefix."""
 
-    name: str
-    """The cluster's name (also its DNS prefix)."""
     resource_group_name: pulumi.Input[str]
     """The resource group the cluster lives in."""
     location: str
@@ -60,12 +59,6 @@ class AksClusterArgs(TypedDict):
     """The subnet of the nodes (``AksNetwork.node_subnet_id``)."""
     zones: NotRequired[list[str]]
     """Availability zones of the system pool (``["1", "2", "3"]``; default: none, regional)."""
-    kubernetes_version: NotRequired[str]
-    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
-    public_endpoint: NotRequired[bool]
-    """Expose the API server publicly, to ``authorized_networks`` only (default false: a private cluster)."""
-    authorized_networks: NotRequired[list[str]]
-    """CIDR blocks allowed to reach a public API server."""
     admin_group_object_ids: NotRequired[list[str]]
     """Microsoft Entra group object ids given cluster-admin (default none: grant Azure RBAC roles instead)."""
     pod_cidr: NotRequired[str]
@@ -89,21 +82,10 @@ PRIVATE_API_SERVER = (
 
 def cluster_issues(args: AksClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
-    issues: Issues = []
-    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
-    if problem:
-        issues.append(("kubernetes_version", problem))
-    if args.get("public_endpoint") and not args.get("authorized_networks"):
-        issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
-                                          "an open control plane is never the default"))
+    issues = control_plane_issues(args)
     if not args.get("public_endpoint") and args.get("authorized_networks"):
         issues.append(("authorized_networks", "only apply to a public API server (public_endpoint: true); a private "
                                               "cluster's API server has no public address to restrict"))
-    for i, cidr in enumerate(args.get("authorized_networks") or []):
-        try:
-            ipaddress.ip_network(cidr, strict=True)
-        except ValueError as exc:
-            issues.append((f"authorized_networks[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
     for key, default in (("pod_cidr", DEFAULT_POD_CIDR), ("service_cidr", DEFAULT_SERVICE_CIDR)):
         try:
             ipaddress.ip_network(args.get(key, default), strict=True)
@@ -112,7 +94,7 @@ def cluster_issues(args: AksClusterArgs) -> Issues:
     for i, zone in enumerate(args.get("zones") or []):
         if zone not in ("1", "2", "3"):
             issues.append((f"zones[{i}]", f"{zone!r} is not an Azure availability zone (\"1\", \"2\" or \"3\")"))
-    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "Azure region")
+    issues += rules.non_empty_issues(args, "location", "Azure region")
     system_pool = args.get("system_pool") or {}
     issues += aks_rules.resource_group_name_issues(args.get("resource_group_name"), "resource_group_name")
     issues += aks_rules.pool_limit_issues(system_pool, "system_pool.")
@@ -161,11 +143,11 @@ def decoded_kubeconfig(credentials: Any) -> str:
     return base64.b64decode(value).decode()
 
 
-class AksCluster(LibraryComponent):
+class AksCluster(ManagedCluster):
     """An AKS cluster with Entra ID auth, workload identity, a system pool and a Kubernetes provider."""
 
-    cluster_name: pulumi.Output[str]
-    """The cluster's name."""
+    RULES = staticmethod(cluster_issues)
+
     resource_group_name: pulumi.Output[str]
     """The resource group the cluster lives in."""
     node_resource_group: pulumi.Output[str]
@@ -178,16 +160,11 @@ class AksCluster(LibraryComponent):
     """The system pool's name (controllers are pinned to it)."""
     kubeconfig: pulumi.Output[str]
     """A kubeconfig that authenticates with ``kubelogin`` (no credentials inside)."""
-    kubernetes_provider: k8s.Provider
-    """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
-
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return cluster_issues(args)
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, args, opts)
+
+    def build(self, name: str, args: AksClusterArgs) -> None:
         service_cidr = args.get("service_cidr", DEFAULT_SERVICE_CIDR)
         cluster = cs.ManagedCluster(
             f"{name}-aks",
@@ -237,4 +214,3 @@ class AksCluster(LibraryComponent):
         # it waits for the cluster and the pack's control-plane-reachable rule sees which cluster it talks to.
         self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
                                                 opts=self.child(depends_on=[cluster]))
-        self.register()

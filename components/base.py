@@ -170,10 +170,14 @@ class LibraryComponent(pulumi.ComponentResource):
         """The TypedDict of the component's ``args`` (its ``__init__`` annotation)."""
         return cls.__init__.__annotations__["args"]
 
+    #: ``staticmethod(f)``, where ``f(args)`` lists the problems with well-typed arguments, for a component
+    #: whose rules are a function of its arguments alone (else it overrides :meth:`issues`).
+    RULES = None
+
     @classmethod
     def issues(cls, name: str, args: Any) -> Issues:
-        """Problems with well-typed arguments, in argument names (components override it)."""
-        return []
+        """Problems with well-typed arguments, in argument names (``RULES``, or the component's override)."""
+        return cls.RULES(args) if cls.RULES else []
 
     @classmethod
     def check(cls, name: str, args: Any) -> Issues:

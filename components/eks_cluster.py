@@ -15,11 +15,10 @@ VPC that ``pulumi up`` runs from, and each gets an HTTPS ingress rule on that
 group, so the Kubernetes provider can reach the API.
 """
 
-import ipaddress
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -27,7 +26,8 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues, LibraryComponent
-from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
+from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
@@ -71,21 +71,13 @@ class EksSystemNodeGroup(TypedDict):
     """Root volume size (default 100)."""
 
 
-class EksClusterArgs(TypedDict):
+class EksClusterArgs(ClusterArgs):
     """An EKS cluster."""
 
-    name: str
-    """The cluster's name."""
     region: str
     """The AWS region (for the kubeconfig's ``aws eks get-token``)."""
     subnet_ids: pulumi.Input[list[str]]
     """Private subnets in two or more zones (``EksNetwork.private_subnet_ids``)."""
-    kubernetes_version: NotRequired[str]
-    """Control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
-    public_endpoint: NotRequired[bool]
-    """Expose the API endpoint publicly, to ``authorized_networks`` only (default false)."""
-    authorized_networks: NotRequired[list[str]]
-    """CIDR blocks allowed to reach a public endpoint."""
     runner_cidrs: NotRequired[list[str]]
     """Ranges in the VPC or a network connected to it (peering, Transit Gateway, VPN) that ``pulumi up`` runs
     from: each may reach the API on 443. Without them a
@@ -110,21 +102,9 @@ SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 
 def cluster_issues(args: EksClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
-    issues: Issues = []
-    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
-    if problem:
-        issues.append(("kubernetes_version", problem))
+    issues = control_plane_issues(args, ("authorized_networks", "runner_cidrs"))
     if args.get("support_type", "STANDARD") not in SUPPORT_TYPES:
         issues.append(("support_type", f"{args.get('support_type')!r} is not one of {', '.join(SUPPORT_TYPES)}"))
-    if args.get("public_endpoint") and not args.get("authorized_networks"):
-        issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
-                                          "an open control plane is never the default"))
-    for key in ("authorized_networks", "runner_cidrs"):
-        for i, cidr in enumerate(args.get(key) or []):
-            try:
-                ipaddress.ip_network(cidr, strict=True)
-            except ValueError as exc:
-                issues.append((f"{key}[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
     principals = list(args.get("admin_principals") or [])
     for i, arn in enumerate(principals):
         if not IAM_PRINCIPAL_ARN.fullmatch(arn):
@@ -132,7 +112,7 @@ def cluster_issues(args: EksClusterArgs) -> Issues:
                                                      "arn:aws:iam::123456789012:role/platform-admins"))
     if len(set(principals)) != len(principals):
         issues.append(("admin_principals", "an ARN is listed twice"))
-    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "region", "AWS region")
+    issues += rules.non_empty_issues(args, "region", "AWS region")
     return issues + rules.system_pool_issues(args.get("system_node_group") or {}, "system_node_group")
 
 
@@ -181,13 +161,12 @@ def vpc_config(args: EksClusterArgs) -> aws.eks.ClusterVpcConfigArgs:
     )
 
 
-class EksCluster(LibraryComponent):
+class EksCluster(ManagedCluster):
     """An EKS cluster with IAM, KMS, logging, IRSA, a system node group and a Kubernetes provider."""
 
     LEGACY_TYPE = "gpu-fungibility:eks_cluster:EksCluster"
+    RULES = staticmethod(cluster_issues)
 
-    cluster_name: pulumi.Output[str]
-    """The cluster's name."""
     endpoint: pulumi.Output[str]
     """The API endpoint."""
     oidc_provider_arn: pulumi.Output[str]
@@ -202,16 +181,11 @@ class EksCluster(LibraryComponent):
     """The system node group's name (controllers are pinned to it)."""
     kubeconfig: pulumi.Output[str]
     """A kubeconfig that authenticates with ``aws eks get-token`` (no credentials inside)."""
-    kubernetes_provider: k8s.Provider
-    """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
-
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return cluster_issues(args)
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, args, opts)
+
+    def build(self, name: str, args: EksClusterArgs) -> None:
         cluster_name = args["name"]
         child = self.child()
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
@@ -292,7 +266,6 @@ class EksCluster(LibraryComponent):
             *[r.id for r in runner_rules],
         ).apply(lambda a: json.dumps(kubeconfig(a[0], a[1], a[2], region)))
         self.kubernetes_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-        self.register()
 
 
 @dataclass

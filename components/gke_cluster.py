@@ -25,7 +25,6 @@ provider instead of replacing it and every Kubernetes object it manages
 (pulumi-kubernetes ``DiffConfig``, since v4.16.0).
 """
 
-import ipaddress
 import json
 from typing import Any, NotRequired, TypedDict
 
@@ -34,11 +33,12 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
-from .base import Issues, LibraryComponent
+from .base import Issues
+from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
 from .gcp_labels import gcp_label_issues
 from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
 from .gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
-from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem
+from .versions import DEFAULT_KUBERNETES_VERSION
 
 #: Roles of the node service account: GKE's minimal node role, plus image pulls from Artifact Registry.
 NODE_ROLES = {
@@ -126,11 +126,10 @@ class GkeSystemPool(TypedDict):
     """Boot disk size (default 100)."""
 
 
-class GkeClusterArgs(TypedDict):
-    """A GKE Standard cluster."""
+class GkeClusterArgs(ClusterArgs):
+    """A GKE Standard cluster. Its ``kubernetes_version`` is the control plane's minimum (the release channel
+    upgrades it), and ``authorized_networks`` apply to the control plane's IP endpoint, private or public."""
 
-    name: str
-    """The cluster's name (a DNS label)."""
     location: str
     """A region (regional cluster) or zone (zonal cluster)."""
     zones: list[str]
@@ -149,16 +148,10 @@ class GkeClusterArgs(TypedDict):
     """The Pod range GKE creates when no range names are given (default ``10.4.0.0/14``)."""
     services_cidr: NotRequired[str]
     """The Service range GKE creates when no range names are given (default ``10.8.0.0/20``)."""
-    kubernetes_version: NotRequired[str]
-    """Minimum control-plane version, 1.34 or later: DRA is GA there (default ``1.35``)."""
     release_channel: NotRequired[str]
     """``RAPID``, ``REGULAR`` (default), ``STABLE`` or ``EXTENDED``: nodes always auto-upgrade."""
     private_nodes: NotRequired[bool]
     """Nodes without public IPs (default true)."""
-    public_endpoint: NotRequired[bool]
-    """Expose the control-plane endpoint publicly, to ``authorized_networks`` only (default false)."""
-    authorized_networks: NotRequired[list[str]]
-    """CIDR blocks allowed to reach the control plane's IP endpoint."""
     dns_endpoint: NotRequired[bool]
     """Give the Kubernetes provider and the kubeconfig the DNS-based endpoint, IAM-authorized and reachable
     from anywhere (``allowExternalTraffic``), while the IP endpoint keeps ``public_endpoint`` (default true).
@@ -177,7 +170,7 @@ class GkeClusterArgs(TypedDict):
 
 def cluster_issues(args: GkeClusterArgs) -> Issues:
     """Problems with the cluster settings, in argument names."""
-    issues: Issues = []
+    issues = control_plane_issues(args, ("authorized_networks", "runner_cidrs"))
     channel = args.get("release_channel", "REGULAR")
     if channel == "UNSPECIFIED":
         issues.append(("release_channel", "choose RAPID, REGULAR, STABLE or EXTENDED: nodes must auto-upgrade"))
@@ -186,39 +179,26 @@ def cluster_issues(args: GkeClusterArgs) -> Issues:
     if not args.get("private_nodes", True) and not args.get("public_endpoint", False):
         issues.append(("private_nodes", "a private control-plane endpoint needs private nodes; keep "
                                         "private_nodes true, or set public_endpoint with authorized_networks"))
-    if args.get("public_endpoint") and not args.get("authorized_networks"):
-        issues.append(("public_endpoint", "needs authorized_networks (the CIDR blocks allowed to reach the API); "
-                                          "an open control plane is never the default"))
-    for key in ("authorized_networks", "runner_cidrs"):
-        for i, cidr in enumerate(args.get(key, [])):
-            try:
-                ipaddress.ip_network(cidr, strict=True)
-            except ValueError as exc:
-                issues.append((f"{key}[{i}]", f"{cidr!r} is not a CIDR block ({exc})"))
     if not args.get("dns_endpoint", True) and not args.get("public_endpoint", False) and not args.get("runner_cidrs"):
         issues.append(("runner_cidrs", "the Kubernetes provider would use the private IP endpoint, which only "
                                        "authorized networks inside the VPC reach: list the ranges `pulumi up` runs "
                                        "from (a subnet of this network, a VPN or peered range), or keep "
                                        "dns_endpoint true (IAM-authorized, reachable from anywhere)"))
-    problem = kubernetes_version_problem(args.get("kubernetes_version", DEFAULT_KUBERNETES_VERSION))
-    if problem:
-        issues.append(("kubernetes_version", problem))
     if not args.get("zones"):
         issues.append(("zones", "list at least one zone"))
-    issues += rules.cluster_name_issues(args.get("name")) + rules.non_empty_issues(args, "location", "region or zone")
+    issues += rules.non_empty_issues(args, "location", "region or zone")
     for key in ("pods_cidr", "services_cidr"):
         issues += rules.cluster_cidr_issues(args.get(key), key)
     issues += rules.system_pool_issues(args.get("system_pool", {}), "system_pool")
     return issues + gcp_label_issues(args.get("labels", {}))
 
 
-class GkeCluster(LibraryComponent):
+class GkeCluster(ManagedCluster):
     """A GKE Standard cluster with a system pool, exposing a Kubernetes provider for it."""
 
     LEGACY_TYPE = "gpu-fungibility:gke_cluster:GkeCluster"
+    RULES = staticmethod(cluster_issues)
 
-    cluster_name: pulumi.Output[str]
-    """The cluster's name."""
     endpoint: pulumi.Output[str]
     """The control plane's IP endpoint (private when ``public_endpoint`` is false)."""
     dns_endpoint: pulumi.Output[str]
@@ -226,20 +206,15 @@ class GkeCluster(LibraryComponent):
     kubeconfig: pulumi.Output[str]
     """A kubeconfig for the endpoint the provider uses (DNS-based by default) that authenticates with
     gke-gcloud-auth-plugin (a secret)."""
-    kubernetes_provider: k8s.Provider
-    """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
     node_service_account: pulumi.Output[str]
     """The email of the nodes' service account: pass it to the node pools."""
     system_pool: gcp.container.NodePool
     """The system node pool (accelerator pools' drivers wait for it)."""
 
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return cluster_issues(args)
-
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, args, opts)
+
+    def build(self, name: str, args: GkeClusterArgs) -> None:
         account, bindings = self._node_identity(name, args)
         self.node_service_account = account.email
         cluster = self._cluster(name, args, account.email, bindings)
@@ -259,7 +234,6 @@ class GkeCluster(LibraryComponent):
                              cluster_identifier=cluster_identifier(args)),
             opts=self.child(),
         )
-        self.register()
 
     def _node_identity(self, name: str, args: GkeClusterArgs):
         account = gcp.serviceaccount.Account(
