@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_fungibility import catalog, zones
+from gpu_fungibility import catalog
 from gpu_fungibility.clouds.aks import machines as aks_machines
 from gpu_fungibility.clouds.eks import machines as eks_machines
+from gpu_fungibility.clouds.eks import regions as eks_zones
 from gpu_fungibility.clouds.gke import machines as gke_machines
+from gpu_fungibility.clouds.gke import regions as gke_zones
 
 from offline_plan.__main__ import main as plan_main
 from stacks.loader import ConfigError, parse_stack_config
@@ -107,8 +109,8 @@ def test_recorded_gce_regions_and_zones_are_the_sources():
             regions.add(row["region"])
             if row["zone"]:
                 zones_of[row["region"]].add(row["zone"])
-    assert zones.GCE_REGIONS == regions
-    assert {r: set(zones.gce_zones(r)) for r in zones.GCE_REGION_ZONES} == zones_of
+    assert gke_zones.GCE_REGIONS == regions
+    assert {r: set(gke_zones.gce_zones(r)) for r in gke_zones.GCE_REGION_ZONES} == zones_of
 
 
 def test_recorded_gce_gpu_machine_zones_are_the_sources():
@@ -117,16 +119,16 @@ def test_recorded_gce_gpu_machine_zones_are_the_sources():
         for row in csv.DictReader(line for line in handle if not line.startswith("#")):
             offered[row["machine"]].add(row["zone"])
     recorded = {m: {f"{r}-{s}" for r, suffixes in by_region.items() for s in suffixes}
-                for m, by_region in zones.GCE_MACHINE_ZONES.items()}
+                for m, by_region in gke_zones.GCE_MACHINE_ZONES.items()}
     assert recorded == {m: z for m, z in offered.items() if m in gke_machines.MACHINES}
-    assert all(zones.gce_zone_parts(z)[0] in zones.GCE_REGIONS for z in set().union(*offered.values()))
+    assert all(gke_zones.gce_zone_parts(z)[0] in gke_zones.GCE_REGIONS for z in set().union(*offered.values()))
 
 
 def test_recorded_ec2_regions_are_botocore_s():
     import botocore
 
     endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
-    assert zones.EC2_REGIONS == {r for p in endpoints["partitions"] for r in p["regions"]}
+    assert eks_zones.EC2_REGIONS == {r for p in endpoints["partitions"] for r in p["regions"]}
 
 
 def test_recorded_ec2_instance_regions_are_moto_s_offerings():
@@ -135,9 +137,9 @@ def test_recorded_ec2_instance_regions_are_moto_s_offerings():
     folder = Path(moto.__file__).parent / "ec2" / "resources" / "instance_type_offerings" / "region"
     offered = {f.name[:-len(".json.gz")]: {o["InstanceType"] for o in json.loads(gzip.open(f).read())}
                for f in folder.glob("*.json.gz")}
-    assert zones.EC2_OFFERINGS_RECORDED == set(offered)
-    assert set(zones.EC2_INSTANCE_REGIONS) == set(eks_machines.MACHINES)
-    for itype, regions in zones.EC2_INSTANCE_REGIONS.items():
+    assert eks_zones.EC2_OFFERINGS_RECORDED == set(offered)
+    assert set(eks_zones.EC2_INSTANCE_REGIONS) == set(eks_machines.MACHINES)
+    for itype, regions in eks_zones.EC2_INSTANCE_REGIONS.items():
         assert set(regions) == {r for r, types in offered.items() if itype in types}, itype
 
 

@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import zones
+from gpu_fungibility.clouds.eks import regions as eks_zones
+from gpu_fungibility.clouds.gke import regions as gke_zones
 
 from offline_plan.__main__ import main as plan_main
 from offline_plan.before_deploy import items
@@ -92,18 +93,18 @@ def test_recorded_ec2_zones_are_moto_s_recorded_offerings():
     import moto
 
     folder = Path(moto.__file__).parent / "ec2" / "resources" / "instance_type_offerings" / "availability-zone"
-    for region, letters in zones.EC2_REGION_ZONES.items():
+    for region, letters in eks_zones.EC2_REGION_ZONES.items():
         offerings = json.loads(gzip.open(folder / f"{region}.json.gz").read())
         assert {o["Location"] for o in offerings} == {f"{region}{c}" for c in letters}, region
 
 
 def test_recorded_gce_zones_name_their_region():
-    for region in zones.GCE_REGION_ZONES:
-        assert all(zones.gce_zone_parts(z) == (region, z[-1]) for z in zones.gce_zones(region))
-    for accelerator, regions in zones.TPU_ZONES.items():
+    for region in gke_zones.GCE_REGION_ZONES:
+        assert all(gke_zones.gce_zone_parts(z) == (region, z[-1]) for z in gke_zones.gce_zones(region))
+    for accelerator, regions in gke_zones.TPU_ZONES.items():
         for region in regions:
-            assert region in zones.GCE_REGION_ZONES, (accelerator, region)
-            assert set(zones.tpu_zones(accelerator, region)) <= set(zones.gce_zones(region))
+            assert region in gke_zones.GCE_REGION_ZONES, (accelerator, region)
+            assert set(gke_zones.tpu_zones(accelerator, region)) <= set(gke_zones.gce_zones(region))
 
 
 def test_a_missing_machine_type_names_the_machines_of_its_accelerator():

@@ -11,6 +11,7 @@ from ..eks import Eks
 from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
+from . import regions as zone_data
 
 if TYPE_CHECKING:
     from ...wiring_keys import PoolSpec
@@ -111,7 +112,7 @@ class Aks(CloudProfile):
 
     def zone_findings(self, location: str, zoned: "zones.Zoned",
                       pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
-        return zones.azure_findings(location)
+        return zone_data.azure_findings(location)
 
     def unrecorded_machine(self, machine: str) -> str | None:
         from ...azure_vm_sizes import AZURE_VM_SIZES

@@ -10,6 +10,7 @@ from .. import CloudProfile, CpuMemory, Issues, cpu_reserved_millicores, machine
 from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
+from . import regions as zone_data
 
 if TYPE_CHECKING:
     from ...wiring_keys import PoolSpec
@@ -122,7 +123,7 @@ class Gke(CloudProfile):
 
     def zone_findings(self, location: str, zoned: "zones.Zoned",
                       pools: "zones.PoolZones") -> tuple[Issues, list[str]]:
-        return zones.gce_findings(location, zoned, pools)
+        return zone_data.gce_findings(location, zoned, pools)
 
     def pool_shape_issues(self, family: str, accelerator_type: str, accelerator_count: int,
                           machine_types: Sequence[str], topology: str | None = None) -> Issues:
