@@ -18,7 +18,7 @@ from pulumi.runtime.proto import analyzer_pb2
 import offline_plan.planjson as planjson
 import offline_plan.run as offline_run
 from bench.synthetic_plan import application_namespaces, grow, grown_steps
-from policy_gate import gate as gate_module
+from policy_gate import run as gate_run
 from policy_gate.analyzer import PolicyPackProcess, encode_core, encode_extra, encode_provider, frame
 from policy_gate.gate import GateError, Spool, run_gate
 from policy_gate.plan import PlanError, iter_plan_resources, plan_resources
@@ -77,7 +77,7 @@ def test_a_grown_preview_gets_the_plans_verdict_over_several_packs(dev_plan, tmp
     grown = tmp_path / "grown.json"
     source = write(tmp_path, "source.json", plan)
     grow(source, SIZE, grown)
-    monkeypatch.setattr(gate_module, "RESOURCES_PER_JOB", SIZE // 2)  # two pack processes, as at scale
+    monkeypatch.setattr(gate_run, "RESOURCES_PER_JOB", SIZE // 2)  # two pack processes, as at scale
     result = run_gate(grown, jobs=2)
     assert result.processes == 2 and result.resources_checked == SIZE
     assert verdict(result) == verdict(original)
@@ -182,7 +182,7 @@ def test_the_stack_message_size_is_known_before_it_is_built(dev_plan):
 
 
 def test_a_stack_message_over_the_runtimes_limit_is_refused_by_name(dev_plan, pack, monkeypatch):
-    monkeypatch.setattr(gate_module, "MAX_STACK_MESSAGE", 1000)
+    monkeypatch.setattr(gate_run, "MAX_STACK_MESSAGE", 1000)
     with pytest.raises(GateError, match=r"stack-level request of .* MiB; the policy runtime accepts at most"):
         run_gate(dev_plan, pack=pack)
 
@@ -355,8 +355,8 @@ def provider_plan(order: str) -> dict:
 @pytest.mark.parametrize("order", ["provider-last", "provider-again"])
 def test_every_resource_is_checked_with_its_providers_last_inputs(provider_pack, order, monkeypatch):
     sent = []
-    original = gate_module.Spool.request
-    monkeypatch.setattr(gate_module.Spool, "request", lambda self, index: sent.append(index) or original(self, index))
+    original = Spool.request
+    monkeypatch.setattr(Spool, "request", lambda self, index: sent.append(index) or original(self, index))
     with PolicyPackProcess(provider_pack) as served:  # serving from the first step: calls go out while read
         result = run_gate(provider_plan(order), pack=served)
     said = {v.urn.rsplit("::", 1)[-1]: v.message for v in result.violations if v.policy == "says-provider"}
@@ -371,7 +371,7 @@ def test_every_resource_is_checked_with_its_providers_last_inputs(provider_pack,
 
 def test_a_run_that_fails_while_packs_start_leaves_none_running(tmp_path, monkeypatch, started_policy_packs):
     """A plan that breaks after a second pack started booting: both packs are stopped before the error returns."""
-    monkeypatch.setattr(gate_module, "RESOURCES_PER_JOB", 64)
+    monkeypatch.setattr(gate_run, "RESOURCES_PER_JOB", 64)
     steps = many_resources_plan(count=400)["steps"]
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"steps": steps})[:-2] + ', {"newState": 7}]}')
