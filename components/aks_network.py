@@ -8,21 +8,21 @@ Nodes get no public IPs; the cluster's load balancer carries their egress.
 
 import ipaddress
 import re
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired
 
 import pulumi
 import pulumi_azure_native as azure_native
 
-from .base import Issues, LibraryComponent
+from .base import Issues
+from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
 
-DEFAULT_CIDR = "10.0.0.0/16"
 #: /subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>
 SUBNET_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
                        r"virtualNetworks/[^/]+/subnets/[^/]+", re.IGNORECASE)
 
 
-class AksNetworkArgs(TypedDict):
-    """The network of one AKS cluster."""
+class AksNetworkArgs(NetworkArgs):
+    """The network of one AKS cluster: a virtual network whose first half (of ``cidr``) is the node subnet."""
 
     cluster_name: str
     """The cluster's name: the virtual network and subnet are named after it."""
@@ -30,8 +30,6 @@ class AksNetworkArgs(TypedDict):
     """The resource group to build in."""
     location: str
     """The Azure region."""
-    cidr: NotRequired[str]
-    """The virtual network's range, /20 or larger; the node subnet is its first half (default ``10.0.0.0/16``)."""
     existing_subnet_id: NotRequired[str]
     """Use this subnet's resource id instead of building a virtual network."""
     tags: NotRequired[dict[str, str]]
@@ -47,13 +45,7 @@ def aks_network_issues(args: AksNetworkArgs) -> Issues:
                                                  "<id>/resourceGroups/<rg>/providers/Microsoft.Network/"
                                                  "virtualNetworks/<vnet>/subnets/<subnet>"))
         return issues
-    try:
-        network = ipaddress.ip_network(args.get("cidr", DEFAULT_CIDR), strict=True)
-        if network.prefixlen > 20:
-            issues.append(("cidr", f"{network} is too small for a cluster; use a /20 or larger"))
-    except ValueError as exc:
-        issues.append(("cidr", f"{args.get('cidr')!r} is not a CIDR block such as 10.0.0.0/16 ({exc})"))
-    return issues
+    return range_issues(args)
 
 
 def node_subnet_cidr(cidr: str) -> str:
@@ -61,44 +53,43 @@ def node_subnet_cidr(cidr: str) -> str:
     return str(next(ipaddress.ip_network(cidr, strict=True).subnets(prefixlen_diff=1)))
 
 
-class AksNetwork(LibraryComponent):
+class AksNetwork(ClusterNetwork):
     """A virtual network with a node subnet, or a pass-through of an existing subnet."""
+
+    EXISTING_ARGUMENT = "existing_subnet_id"
+    RULES = staticmethod(aks_network_issues)
 
     vnet_id: pulumi.Output[str] | None
     """The virtual network's id (unset for an existing subnet)."""
     node_subnet_id: pulumi.Output[str]
     """The subnet the cluster's nodes live in."""
 
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return aks_network_issues(args)
-
     def __init__(self, name: str, args: AksNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        if args.get("existing_subnet_id"):
-            self.vnet_id = None
-            self.node_subnet_id = pulumi.Output.from_input(str(args["existing_subnet_id"]))
-        else:
-            cidr = args.get("cidr", DEFAULT_CIDR)
-            tags = dict(args.get("tags") or {})
-            vnet = azure_native.network.VirtualNetwork(
-                f"{name}-vnet",
-                virtual_network_name=f"{args['cluster_name']}-vnet",
-                resource_group_name=args["resource_group_name"],
-                location=args["location"],
-                address_space=azure_native.network.AddressSpaceArgs(address_prefixes=[cidr]),
-                tags=tags,
-                opts=self.child(ignore_changes=["subnets"]),
-            )
-            subnet = azure_native.network.Subnet(
-                f"{name}-nodes",
-                subnet_name=f"{args['cluster_name']}-nodes",
-                resource_group_name=args["resource_group_name"],
-                virtual_network_name=vnet.name,
-                address_prefix=node_subnet_cidr(cidr),
-                opts=self.child(),
-            )
-            self.vnet_id = vnet.id
-            self.node_subnet_id = subnet.id
-        self.register()
+        super().__init__(name, args, opts)
+
+    def use_existing(self, args: AksNetworkArgs) -> None:
+        self.vnet_id = None
+        self.node_subnet_id = pulumi.Output.from_input(str(args["existing_subnet_id"]))
+
+    def build(self, name: str, args: AksNetworkArgs) -> None:
+        cidr = args.get("cidr", DEFAULT_CIDR)
+        tags = dict(args.get("tags") or {})
+        vnet = azure_native.network.VirtualNetwork(
+            f"{name}-vnet",
+            virtual_network_name=f"{args['cluster_name']}-vnet",
+            resource_group_name=args["resource_group_name"],
+            location=args["location"],
+            address_space=azure_native.network.AddressSpaceArgs(address_prefixes=[cidr]),
+            tags=tags,
+            opts=self.child(ignore_changes=["subnets"]),
+        )
+        subnet = azure_native.network.Subnet(
+            f"{name}-nodes",
+            subnet_name=f"{args['cluster_name']}-nodes",
+            resource_group_name=args["resource_group_name"],
+            virtual_network_name=vnet.name,
+            address_prefix=node_subnet_cidr(cidr),
+            opts=self.child(),
+        )
+        self.vnet_id = vnet.id
+        self.node_subnet_id = subnet.id

@@ -11,14 +11,14 @@ is built and the given subnets are used as they are.
 import ipaddress
 import math
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired
 
 import pulumi
 import pulumi_aws as aws
 
 from .base import Issues, LibraryComponent
+from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
 
-DEFAULT_CIDR = "10.0.0.0/16"
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 
@@ -56,15 +56,13 @@ def plan_subnets(cidr: str, zones: list[str]) -> list[SubnetPlan]:
     ]
 
 
-class EksNetworkArgs(TypedDict):
-    """The network of one EKS cluster."""
+class EksNetworkArgs(NetworkArgs):
+    """The network of one EKS cluster: a VPC of range ``cidr``."""
 
     cluster_name: str
     """The cluster's name: subnets are tagged ``kubernetes.io/cluster/<name>`` and resources named after it."""
     zones: list[str]
     """Availability zones: one private and one public subnet each (EKS needs two or more)."""
-    cidr: NotRequired[str]
-    """The VPC's range, /20 or larger (default ``10.0.0.0/16``)."""
     existing_subnet_ids: NotRequired[list[str]]
     """Use these subnets (in two or more zones) instead of building a VPC."""
     nat_gateway_per_zone: NotRequired[bool]
@@ -74,22 +72,18 @@ class EksNetworkArgs(TypedDict):
 
 
 def eks_network_issues(args: EksNetworkArgs) -> Issues:
-    issues: Issues = []
-    try:
-        network = ipaddress.ip_network(args.get("cidr", DEFAULT_CIDR), strict=True)
-        if network.prefixlen > 20:
-            issues.append(("cidr", f"{network} is too small for a cluster; use a /20 or larger"))
-    except ValueError as exc:
-        issues.append(("cidr", f"{args.get('cidr')!r} is not a CIDR block such as 10.0.0.0/16 ({exc})"))
+    issues = range_issues(args)
     if not args.get("existing_subnet_ids") and not args.get("zones"):
         issues.append(("zones", "list the availability zones to build subnets in"))
     return issues
 
 
-class EksNetwork(LibraryComponent):
+class EksNetwork(ClusterNetwork):
     """A VPC with tagged private/public subnets and NAT egress, or a pass-through of existing subnets."""
 
     LEGACY_TYPE = "gpu-fungibility:eks_network:EksNetwork"
+    EXISTING_ARGUMENT = "existing_subnet_ids"
+    RULES = staticmethod(eks_network_issues)
 
     vpc_id: pulumi.Output[str] | None
     """The VPC's id (unset for existing subnets)."""
@@ -100,25 +94,21 @@ class EksNetwork(LibraryComponent):
     private_subnet_by_zone: dict[str, pulumi.Output[str]]
     """Zone -> private subnet id, to narrow a node group to some zones (empty for existing subnets)."""
 
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return eks_network_issues(args)
-
     def __init__(self, name: str, args: EksNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
-        if args.get("existing_subnet_ids"):
-            self.vpc_id = None
-            self.private_subnet_ids = pulumi.Output.from_input(list(args["existing_subnet_ids"]))
-            self.public_subnet_ids = pulumi.Output.from_input([])
-            self.private_subnet_by_zone = {}
-        else:
-            built = _build_vpc(name, args, self)
-            self.vpc_id = built.vpc.id
-            self.private_subnet_by_zone = {z: s.id for z, s in built.private.items()}
-            self.private_subnet_ids = pulumi.Output.all(*[s.id for s in built.private.values()])
-            self.public_subnet_ids = pulumi.Output.all(*[s.id for s in built.public.values()])
-        self.register()
+        super().__init__(name, args, opts)
+
+    def use_existing(self, args: EksNetworkArgs) -> None:
+        self.vpc_id = None
+        self.private_subnet_ids = pulumi.Output.from_input(list(args["existing_subnet_ids"]))
+        self.public_subnet_ids = pulumi.Output.from_input([])
+        self.private_subnet_by_zone = {}
+
+    def build(self, name: str, args: EksNetworkArgs) -> None:
+        built = _build_vpc(name, args, self)
+        self.vpc_id = built.vpc.id
+        self.private_subnet_by_zone = {z: s.id for z, s in built.private.items()}
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in built.private.values()])
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in built.public.values()])
 
 
 @dataclass

@@ -10,17 +10,17 @@ with Cloud NAT gives them egress. A network you bring keeps its own egress.
 
 import ipaddress
 import re
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired
 
 import pulumi
 import pulumi_gcp as gcp
 
-from .base import Issues, LibraryComponent
+from .base import Issues
+from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, cidr_problem
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 _ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
-DEFAULT_CIDR = "10.0.0.0/16"
 DEFAULT_PODS_CIDR = "10.4.0.0/14"
 DEFAULT_SERVICES_CIDR = "10.8.0.0/20"
 
@@ -31,8 +31,8 @@ def region_of(location: str) -> str:
     return match.group(1) if match else location
 
 
-class GkeNetworkArgs(TypedDict):
-    """The network of one GKE cluster."""
+class GkeNetworkArgs(NetworkArgs):
+    """The network of one GKE cluster: ``cidr`` is the node subnet's range."""
 
     name: str
     """Base name of what is built: ``<name>-vpc``, ``<name>-nodes``, ``<name>-router``, ``<name>-nat``."""
@@ -40,8 +40,6 @@ class GkeNetworkArgs(TypedDict):
     """The region of the subnet and NAT (a zone such as ``us-central1-c`` is read as its region)."""
     project: NotRequired[pulumi.Input[str]]
     """The GCP project (default: the provider's project)."""
-    cidr: NotRequired[str]
-    """The node subnet's range, /20 or larger (default ``10.0.0.0/16``)."""
     pods_cidr: NotRequired[str]
     """The Pod range, a secondary range of the subnet (default ``10.4.0.0/14``)."""
     services_cidr: NotRequired[str]
@@ -61,10 +59,11 @@ def network_issues(args: GkeNetworkArgs) -> Issues:
               "services_cidr": args.get("services_cidr", DEFAULT_SERVICES_CIDR)}
     networks = {}
     for key, value in ranges.items():
-        try:
+        problem = cidr_problem(value)
+        if problem:
+            issues.append((key, problem))
+        else:
             networks[key] = ipaddress.ip_network(value, strict=True)
-        except ValueError as exc:
-            issues.append((key, f"{value!r} is not a CIDR block such as 10.0.0.0/16 ({exc})"))
     names = list(networks)
     for i, first in enumerate(names):
         for second in names[i + 1:]:
@@ -76,10 +75,12 @@ def network_issues(args: GkeNetworkArgs) -> Issues:
     return issues
 
 
-class GkeNetwork(LibraryComponent):
+class GkeNetwork(ClusterNetwork):
     """VPC + subnet (or an existing pair) and, for private nodes, Cloud Router + NAT."""
 
     LEGACY_TYPE = "gpu-fungibility:gke_network:GkeNetwork"
+    EXISTING_ARGUMENT = "existing_subnetwork"
+    RULES = staticmethod(network_issues)
 
     network: pulumi.Output[str]
     """The VPC network's id (or the existing network)."""
@@ -90,25 +91,21 @@ class GkeNetwork(LibraryComponent):
     services_range_name: str | None
     """The subnet's secondary range for Services; unset for an existing subnetwork."""
 
-    @classmethod
-    def issues(cls, name: str, args: Any) -> Issues:
-        return network_issues(args)
-
     def __init__(self, name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, args, opts)
+
+    def use_existing(self, args: GkeNetworkArgs) -> None:
+        self.network = pulumi.Output.from_input(args.get("existing_network") or "")
+        self.subnetwork = pulumi.Output.from_input(args["existing_subnetwork"])
+        self.pods_range_name = self.services_range_name = None
+
+    def build(self, name: str, args: GkeNetworkArgs) -> None:
         region = region_of(args["region"])
-        if args.get("existing_subnetwork"):
-            self.network = pulumi.Output.from_input(args.get("existing_network") or "")
-            self.subnetwork = pulumi.Output.from_input(args["existing_subnetwork"])
-            self.pods_range_name = self.services_range_name = None
-        else:
-            vpc, subnet = self._vpc_and_subnet(name, args, region)
-            self.network, self.subnetwork = vpc.id, subnet.id
-            self.pods_range_name, self.services_range_name = PODS_RANGE, SERVICES_RANGE
-            if args.get("private_nodes", True):
-                self._nat(name, args, region, vpc, subnet)
-        self.register()
+        vpc, subnet = self._vpc_and_subnet(name, args, region)
+        self.network, self.subnetwork = vpc.id, subnet.id
+        self.pods_range_name, self.services_range_name = PODS_RANGE, SERVICES_RANGE
+        if args.get("private_nodes", True):
+            self._nat(name, args, region, vpc, subnet)
 
     def _vpc_and_subnet(self, name: str, args: GkeNetworkArgs, region: str):
         vpc = gcp.compute.Network(

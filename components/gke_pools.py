@@ -21,7 +21,7 @@ import pulumi_gcp as gcp
 from .base import Issues
 from .clouds.gke import arguments as gke_rules
 from .clouds.gke import machines as gke_machines
-from .gcp_labels import gcp_label_issues
+from .clouds.gke.labels import gcp_label_issues
 from .node_pool_base import AcceleratorPool
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import AcceleratorPoolArgs, autoscaling_of
@@ -126,6 +126,9 @@ class _GkeAcceleratorPool(AcceleratorPool):
     CLOUD = CLOUD
     NAME_ARGUMENT = "node_pool_name"
 
+    node_pool_name: pulumi.Output[str]
+    """The GKE node pool's name (what a ComputeClass lists)."""
+
     def build(self, name: str, args: GkeNodePoolArgs, spec: PoolSpec) -> None:
         zones = list(args["zones"])
         low, high = autoscaling_of(args)
@@ -191,18 +194,8 @@ class GkeGpuNodePool(_GkeAcceleratorPool):
     LEGACY_TYPE = "gpu-fungibility:gke_pools:GkeGpuNodePool"
     FAMILY = "gpu"
 
-    node_pool_name: pulumi.Output[str]
-    """The GKE node pool's name (what a ComputeClass lists)."""
-
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
-
-    @classmethod
-    def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
-        issues = super().cloud_issues(name, args)
-        if args.get("topology"):
-            issues.append(("topology", "only TPU pools have a topology"))
-        return issues
 
     def _guest_accelerators(self, spec: PoolSpec):
         return [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
@@ -220,18 +213,8 @@ class GkeTpuNodePool(_GkeAcceleratorPool):
     LEGACY_TYPE = "gpu-fungibility:gke_pools:GkeTpuNodePool"
     FAMILY = "tpu"
 
-    node_pool_name: pulumi.Output[str]
-    """The GKE node pool's name (what a ComputeClass lists)."""
-
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
-
-    @classmethod
-    def cloud_issues(cls, name: str, args: GkeNodePoolArgs) -> Issues:
-        issues = super().cloud_issues(name, args)
-        if args.get("dra") is False:
-            issues.append(("dra", "TPU pools are always DRA pools"))
-        return issues
 
     def _placement(self, spec: PoolSpec):
         return tpu_placement(spec.machine_type or "", spec.topology)

@@ -101,9 +101,16 @@ class AcceleratorPool(LibraryComponent):
     @classmethod
     def issues(cls, name: str, args: Any) -> Issues:
         """Problems with the arguments, in argument names: the accelerator and machine first, then the cloud's
-        own rules, then the rules every pool shares."""
+        own rules, then the rules of the family and those every pool shares."""
         issues = accelerator_issues(cls.CLOUD, cls.FAMILY, args, cls.machine_types(args), cls.default_count(args))
-        return issues + cls.cloud_issues(name, args) + common_pool_issues(args)
+        return issues + cls.cloud_issues(name, args) + cls.family_issues(args) + common_pool_issues(args)
+
+    @classmethod
+    def family_issues(cls, args: Any) -> Issues:
+        """What only TPU pools may have (a slice topology) and must be (DRA pools)."""
+        if cls.FAMILY == "tpu":
+            return [("dra", "TPU pools are always DRA pools")] if args.get("dra") is False else []
+        return [("topology", "only TPU pools have a topology")] if args.get("topology") else []
 
     def stack_labels(self, spec: PoolSpec) -> dict[str, str]:
         """The labels the pool asks the cloud for (the cloud adds its own)."""
