@@ -17,22 +17,29 @@ own questions to its modules:
   ``ENDPOINT_FIX``).
 
 A cloud kept outside the project names its modules in its profile's ``parts``
-under ``"policies"`` and ``"policies.rules"``; the pack is loaded under a name
-of its own (``policies/__main__.py``), so the shipped clouds' modules are found
-relative to this package, whatever it is called.
+under ``"policies"`` and ``"policies.rules"``, and they import the pack's
+shared modules as ``policies.<module>``. The pack is loaded under a name of
+its own when the engine runs it (``policies/__main__.py``), so the shipped
+clouds' modules are found relative to this package, whatever it is called, and
+before an outside module is imported the pack's loaded modules are also
+entered under ``policies``: the outside module then shares the pack's classes
+and state instead of loading a second copy of the pack.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 
 from gpu_fungibility import clouds
 
 #: The package the pack is loaded as (``policies`` in the tests, a private name when the engine runs it).
 PACK = __name__.rpartition(".")[0]
+#: The name modules outside the pack import it by.
+PUBLIC_NAME = "policies"
 #: The area names a profile's ``parts`` gives the pack's modules under, by the pack's own area.
-AREAS = {"": "policies", "rules": "policies.rules"}
+AREAS = {"": PUBLIC_NAME, "rules": f"{PUBLIC_NAME}.rules"}
 
 
 def part(cloud: str, area: str = "") -> ModuleType:
@@ -41,6 +48,7 @@ def part(cloud: str, area: str = "") -> ModuleType:
     found = clouds.profile(cloud)
     named = found.parts.get(AREAS[area])
     if named:
+        _enter_under_public_name()
         return importlib.import_module(named)
     return importlib.import_module(".".join(p for p in (PACK, area, found.name) if p))
 
@@ -63,3 +71,12 @@ def cluster_types() -> tuple[str, ...]:
 def pool_types() -> tuple[str, ...]:
     """The resource types of the registered clouds' node pools."""
     return tuple(clouds.profile(n).pool_type for n in clouds.names())
+
+
+def _enter_under_public_name() -> None:
+    """Make ``policies.<module>`` the pack's own loaded modules, when the pack runs under another name."""
+    if PACK == PUBLIC_NAME or PUBLIC_NAME in sys.modules:
+        return
+    for name, module in list(sys.modules.items()):
+        if name == PACK or name.startswith(f"{PACK}."):
+            sys.modules[PUBLIC_NAME + name[len(PACK):]] = module

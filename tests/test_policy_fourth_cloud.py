@@ -100,3 +100,41 @@ def test_the_support_rules_read_its_version_and_date_nothing_they_do_not_know():
     validate_version_advisories(resource_args(cluster("1.35")), advised, today=dt.date(2026, 1, 1))
     assert supported.messages == []
     assert [m.split(" (")[0] for m in advised.messages] == ["no cited support calendar entry for Kubernetes 1.35 on ZKC"]
+
+
+def test_the_pack_loaded_as_the_engine_loads_it_runs_the_cloud_named_in_the_environment():
+    """As the engine runs it: the pack under its private name, from its folder, the cloud registered by
+    GPU_FUNGIBILITY_CLOUDS; the cloud's modules import ``policies.*`` and get the pack's own modules."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    program = """
+import importlib, importlib.util, sys
+from pathlib import Path
+folder = Path.cwd()
+spec = importlib.util.spec_from_file_location("gpu_fungibility_policy_pack", folder / "__init__.py",
+                                              submodule_search_locations=[str(folder)])
+package = importlib.util.module_from_spec(spec)
+sys.modules["gpu_fungibility_policy_pack"] = package
+spec.loader.exec_module(package)
+rules = importlib.import_module("gpu_fungibility_policy_pack.rules")
+claims = importlib.import_module("gpu_fungibility_policy_pack.rules.claims")
+print([p.name for p in rules.POLICIES][-1])
+print(sys.modules["policies.stack_view"] is sys.modules["gpu_fungibility_policy_pack.stack_view"])
+from tests.policy_fixtures import gpu_claim_template, run_stack_rule, vllm_deployment
+from tests.test_policy_fourth_cloud import cluster, pool
+template = gpu_claim_template("llm", [("h100", 1, "NVIDIA H100 80GB HBM3"), ("l4", 1, "NVIDIA L4")])
+stack = [cluster(), pool("h100", priority=5), pool("l4", "z1-gpu-1", priority=10), template,
+         vllm_deployment("llm", "llm", {})]
+print(run_stack_rule(claims.validate_claim_follows_compute_class, stack).messages)
+"""
+    env = {**os.environ, "GPU_FUNGIBILITY_CLOUDS": "tests.zkc", "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", program], cwd=root / "policies", env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    last_policy, same_modules, messages = done.stdout.splitlines()
+    assert (last_policy, same_modules) == ("zkc-pool-priority", "True")
+    assert "ZKC ranks them [5, 10]" in messages
