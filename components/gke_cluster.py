@@ -34,8 +34,8 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues
+from .clouds.gke.labels import gcp_label_issues
 from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
-from .gcp_labels import gcp_label_issues
 from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
 from .gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
 from .versions import DEFAULT_KUBERNETES_VERSION

@@ -21,7 +21,7 @@ import pulumi_gcp as gcp
 from .base import Issues
 from .clouds.gke import arguments as gke_rules
 from .clouds.gke import machines as gke_machines
-from .gcp_labels import gcp_label_issues
+from .clouds.gke.labels import gcp_label_issues
 from .node_pool_base import AcceleratorPool
 from .node_selection import API_EFFECTS, NodeTaint
 from .pool_args import AcceleratorPoolArgs, autoscaling_of

@@ -479,7 +479,7 @@ def test_an_unknown_aks_system_pool_size_is_warned_with_the_close_ones(tmp_path,
 
 
 def test_the_recorded_azure_sizes_hold_every_size_the_project_knows():
-    from gpu_fungibility.azure_vm_sizes import AZURE_VM_SIZES
+    from gpu_fungibility.clouds.aks.vm_sizes import AZURE_VM_SIZES
 
     aks_sizes = json.loads((FIXTURES / "aks_vm_sizes.json").read_text())
     recorded_rows = {row[0] for row in aks_sizes["resource_skus"]["rows"]}

@@ -115,7 +115,7 @@ class Aks(CloudProfile):
         return zone_data.azure_findings(location)
 
     def unrecorded_machine(self, machine: str) -> str | None:
-        from ...azure_vm_sizes import AZURE_VM_SIZES
+        from .vm_sizes import AZURE_VM_SIZES
 
         if machine in AZURE_VM_SIZES:
             return None
@@ -124,7 +124,7 @@ class Aks(CloudProfile):
         near = difflib.get_close_matches(machine, sorted(AZURE_VM_SIZES), n=3, cutoff=0.8)
         hint = f"; close: {', '.join(near)}" if near else ""
         return (f"{machine} is not an Azure VM size as recorded (the Cluster Autoscaler's table of Azure's Resource "
-                f"SKUs, gpu_fungibility.azure_vm_sizes){hint}; AKS refuses a size the region does not offer, and "
+                f"SKUs, gpu_fungibility.clouds.aks.vm_sizes){hint}; AKS refuses a size the region does not offer, and "
                 "`make preflight` reads the region's list")
 
     #: How a pool that asks AKS for its managed GPU stack is marked (``Pool.ami_type`` in the policy pack).

@@ -7,7 +7,7 @@ at most 64 labels on a resource.
 
 import re
 
-from .base import Issues
+from ...base import Issues
 
 GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
