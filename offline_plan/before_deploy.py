@@ -88,11 +88,13 @@ def _documentation(cidr: str) -> bool:
 
 
 def _always_on(cfg: Any) -> list[Item]:
+    from stacks.arguments import machine_types
+
     found = []
     for name, pool in cfg.node_pools.items():
         if pool.family is None or pool.autoscaling.min < 1:
             continue
-        machine = pool.machine_type or pool.vm_size or " or ".join(pool.instance_types or [])
+        machine = " or ".join(machine_types(cfg, name))
         capacity = "spot" if pool.spot else "on-demand"
         acc = pool.accelerator
         found.append(Item("cost", "always running",

@@ -52,7 +52,9 @@ def _diagnostics(run: PlanRun, advisories: list[str] | None = None) -> str:
 def _pool_caption(cfg: Any, pool_name: str) -> str:
     pool = cfg.node_pools[pool_name]
     acc = pool.accelerator
-    shape = pool.machine_type or ", ".join(pool.instance_types or [])
+    from stacks.arguments import machine_types
+
+    shape = ", ".join(machine_types(cfg, pool_name))
     capacity = "spot" if pool.spot else "on-demand"
     return (f"{pool_name}<br/>{acc.count} x {acc.type}<br/>{shape}<br/>"
             f"{capacity}, {pool.autoscaling.min}-{pool.autoscaling.max} nodes")

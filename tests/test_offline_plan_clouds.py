@@ -87,3 +87,17 @@ def test_the_plan_diff_reads_a_new_clouds_rules_and_nouns(registered):
 def test_an_unknown_cloud_is_refused():
     with pytest.raises(UnknownCloudError):
         before_deploy.items(SimpleNamespace(config=_cfg("nowhere")))
+
+
+@pytest.mark.parametrize(("stack", "pool", "machine"), [("dev", "a100-80gb", "a2-ultragpu-1g"),
+                                                        ("eks-dev", "a10g-4x", "g5.12xlarge, g5.24xlarge"),
+                                                        ("aks-dev", "a100spot", "Standard_NC24ads_A100_v4")])
+def test_the_summary_names_each_pools_machine_on_every_cloud(stack, pool, machine):
+    """The fallback chart's pool caption names the machine however its cloud's config spells it (the VM size on
+    AKS was left blank)."""
+    from offline_plan.run import read_stack_file
+    from offline_plan.summary import _pool_caption
+    from stacks.loader import parse_stack_config
+
+    cfg = parse_stack_config(read_stack_file(stack).namespace_config)
+    assert f"<br/>{machine}" in _pool_caption(cfg, pool)
