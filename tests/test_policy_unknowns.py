@@ -299,13 +299,13 @@ def test_a_workload_whose_pod_spec_is_unknown_is_named_by_every_rule_that_reads_
 
 
 def test_a_device_class_whose_selectors_are_unknown_is_not_read_as_selecting_everything():
-    from policies.rules.reach import _class_selectors
+    from policies.rules.reach import class_selectors
 
     device_class = R("kubernetes:resource.k8s.io/v1:DeviceClass", "big-gpu", {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "big-gpu"},
         "spec": {"selectors": STRING}})
     view = StackView.from_policy_resources(stack_args([device_class]).resources)
-    assert _class_selectors(view)["big-gpu"] == [UNKNOWN]
+    assert class_selectors(view)["big-gpu"] == [UNKNOWN]
 
 
 def test_a_driver_release_with_an_unknown_value_is_not_read_as_selecting_nothing():

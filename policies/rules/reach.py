@@ -58,7 +58,7 @@ class Alternative:
     rank: int = 0  # its place in the request's firstAvailable list
 
 
-def _class_selectors(view: StackView) -> dict[str, list[str]]:
+def class_selectors(view: StackView) -> dict[str, list[str]]:
     """DeviceClass name -> its CEL selectors (the drivers' classes and the stack's)."""
     classes = {name: list(exprs) for name, exprs in device_selectors.DRIVER_DEVICE_CLASS_SELECTORS.items()}
     for device_class in view.k8s("DeviceClass"):
@@ -130,7 +130,7 @@ def _named(view: StackView, workload: Res, claim: Res, request: Mapping[str, Any
 def alternatives(view: StackView, pending: Pending | None = None) -> Iterator[Alternative]:
     """Every (claim alternative, pool it can land on): the pool it is named after, and every pool the pods'
     placement admits whose would-be devices the alternative matches (``pending``: see :func:`_requests`)."""
-    classes = _class_selectors(view)
+    classes = class_selectors(view)
     for workload, claim, request, admitted in _requests(view, pending):
         named = _named(view, workload, claim, request)
         yield from named
@@ -231,7 +231,7 @@ def _matching(body: Mapping[str, Any], pool: Pool, classes: Mapping[str, list[st
 
 def _stands_for(view: StackView, pending: Pending | None = None) -> Iterator[Alternative]:
     """Named alternatives, and ``exactly`` requests whose pods can run on exactly one pool of their family."""
-    classes = _class_selectors(view)
+    classes = class_selectors(view)
     for workload, claim, request, admitted in _requests(view, pending):
         named = _named(view, workload, claim, request)
         yield from named
@@ -256,7 +256,7 @@ def validate_alternatives_satisfiable(args: StackValidationArgs, report_violatio
     """Each claim alternative's selectors match enough devices of the pool it stands for."""
     view = StackView.from_policy_resources(args.resources)
     pending = Pending()
-    classes = _class_selectors(view)
+    classes = class_selectors(view)
     minor = _cluster_minor(view)
     for alt in _stands_for(view, pending):
         mode = str(alt.body.get("allocationMode") or "ExactCount")
