@@ -11,7 +11,9 @@ own questions to its modules:
   where not checked) and ``RELEASE_CHANNEL`` (the path of a release channel, or None);
 - ``<pack>.rules.<cloud>`` (``policies/rules/gke.py``): the cloud's rules, with
   ``POLICIES`` (the pack's policies that only this cloud has), ``autoscaler_order_checks``
-  (the cloud's half of ``claim-follows-compute-class``), ``dra_pool_problems(pool)``,
+  (the cloud's half of ``claim-follows-compute-class``), ``SCALING_GROUP_NAME`` (the
+  pattern of a pool's autoscaling group, ``{pool}`` in it, for the priority expander;
+  None where the cloud orders pools otherwise), ``dra_pool_problems(pool)``,
   ``cluster_advisories(args, props)``, and the ``control-plane-reachable`` verdict
   (``ENDPOINT_SETTINGS``, ``reach_inputs``, ``unknown_reach_inputs``, ``unreachable``,
   ``ENDPOINT_FIX``).
