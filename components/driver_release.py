@@ -25,6 +25,23 @@ from .pool_args import Taint, taint_issues, taints_of
 from .releases import chart_issues, helm_release, privileged_namespace
 
 
+def kubelet_plugin_affinity(accelerator_label: str, driver_label: str) -> dict[str, Any]:
+    """A required node affinity for a kubelet plugin: nodes with ``accelerator_label`` (any value) whose
+    ``driver_label`` is ``true``, the labels the library puts on the pools the driver serves."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{
+                    "matchExpressions": [
+                        {"key": accelerator_label, "operator": "Exists"},
+                        {"key": driver_label, "operator": "In", "values": ["true"]},
+                    ],
+                }],
+            },
+        },
+    }
+
+
 class DriverReleaseArgs(TypedDict):
     """What every DRA driver release takes: the taints of the pools it serves and its pinned chart."""
 

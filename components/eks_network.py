@@ -142,31 +142,26 @@ def _build_vpc(name: str, args: EksNetworkArgs, parent: LibraryComponent) -> _Bu
         tags=tags("public"),
         opts=child,
     )
+    def subnet(role: str, zone: str, cidr_block: str, load_balancer_tag: str) -> aws.ec2.Subnet:
+        return aws.ec2.Subnet(
+            f"{name}-{role}-{zone}",
+            vpc_id=vpc.id,
+            availability_zone=zone,
+            cidr_block=cidr_block,
+            map_public_ip_on_launch=False,
+            tags=tags(f"{role}-{zone}", {**shared, load_balancer_tag: "1"}),
+            opts=child,
+        )
+
     private: dict[str, aws.ec2.Subnet] = {}
     public: dict[str, aws.ec2.Subnet] = {}
     nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
     for plan in plan_subnets(cidr, list(args["zones"])):
-        public[plan.zone] = aws.ec2.Subnet(
-            f"{name}-public-{plan.zone}",
-            vpc_id=vpc.id,
-            availability_zone=plan.zone,
-            cidr_block=plan.public_cidr,
-            map_public_ip_on_launch=False,
-            tags=tags(f"public-{plan.zone}", {**shared, PUBLIC_ELB_TAG: "1"}),
-            opts=child,
-        )
+        public[plan.zone] = subnet("public", plan.zone, plan.public_cidr, PUBLIC_ELB_TAG)
         aws.ec2.RouteTableAssociation(
             f"{name}-public-{plan.zone}", subnet_id=public[plan.zone].id, route_table_id=public_rt.id, opts=child
         )
-        private[plan.zone] = aws.ec2.Subnet(
-            f"{name}-private-{plan.zone}",
-            vpc_id=vpc.id,
-            availability_zone=plan.zone,
-            cidr_block=plan.private_cidr,
-            map_public_ip_on_launch=False,
-            tags=tags(f"private-{plan.zone}", {**shared, INTERNAL_ELB_TAG: "1"}),
-            opts=child,
-        )
+        private[plan.zone] = subnet("private", plan.zone, plan.private_cidr, INTERNAL_ELB_TAG)
         if args.get("nat_gateway_per_zone", False) or not nat_by_zone:
             eip = aws.ec2.Eip(f"{name}-nat-{plan.zone}", domain="vpc", tags=tags(f"nat-{plan.zone}"), opts=child)
             nat_by_zone[plan.zone] = aws.ec2.NatGateway(

@@ -34,7 +34,7 @@ import pulumi_kubernetes as k8s
 
 from . import clouds, helm_values, pins
 from .base import Issues, LibraryComponent
-from .driver_release import DriverRelease, DriverReleaseArgs
+from .driver_release import DriverRelease, DriverReleaseArgs, kubelet_plugin_affinity
 from .errors import UnknownCloudError
 from .node_selection import NodeTaint, tolerations_for
 from .wiring_keys import GPU_DRA, GPU_PRESENT, GPU_TAINT_KEY
@@ -45,18 +45,7 @@ QUOTA_PODS = "100"
 
 GPU_TOLERATION = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
 
-KUBELET_PLUGIN_AFFINITY = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{
-                "matchExpressions": [
-                    {"key": GPU_PRESENT, "operator": "Exists"},
-                    {"key": GPU_DRA, "operator": "In", "values": ["true"]},
-                ],
-            }],
-        },
-    },
-}
+KUBELET_PLUGIN_AFFINITY = kubelet_plugin_affinity(GPU_PRESENT, GPU_DRA)
 
 
 def nvidia_dra_values(cloud: str, taints: Sequence[NodeTaint], *, resource_quota: bool = False,

@@ -31,7 +31,7 @@ from pulumi_kubernetes import admissionregistration
 from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
 from . import helm_values, pins
-from .driver_release import DriverRelease, DriverReleaseArgs
+from .driver_release import DriverRelease, DriverReleaseArgs, kubelet_plugin_affinity
 from .node_selection import NodeTaint, tolerations_for
 from .wiring_keys import GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER, TPU_TAINT_KEY
 
@@ -45,18 +45,7 @@ SLICE_POLICY_NAME = "gpu-fungibility-tpu-dra-resourceslices"
 #: default since Kubernetes 1.30 and GA in 1.32).
 NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 TPU_TOLERATION = {"key": TPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-KUBELET_PLUGIN_AFFINITY = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{
-                "matchExpressions": [
-                    {"key": GKE_TPU_ACCELERATOR, "operator": "Exists"},
-                    {"key": GKE_TPU_DRA_DRIVER, "operator": "In", "values": ["true"]},
-                ],
-            }],
-        },
-    },
-}
+KUBELET_PLUGIN_AFFINITY = kubelet_plugin_affinity(GKE_TPU_ACCELERATOR, GKE_TPU_DRA_DRIVER)
 
 
 def tpu_dra_values(taints: Sequence[NodeTaint], extra: dict[str, Any] | None = None) -> dict[str, Any]:
