@@ -2,16 +2,17 @@
 
 The Python policy runtime (pulumi-policy 1.21, ``policy.py``, ``Analyze`` and ``AnalyzeStack``) decodes a
 resource's properties again for each policy: ``json_format.MessageToDict``, ``deserialize_properties``,
-``unknown_checking_proxy``, and builds its options and provider, once per policy and resource. With sixteen policies, ten of them over the
-whole stack, that decoding is most of the pack's time on a large preview (about 1 ms per resource and stack
-policy for a Deployment), and grows with the number of policies as well as with the stack.
+``unknown_checking_proxy``, and builds its options and provider, once per policy and resource. With this
+pack's policies, most of them over the whole stack, that decoding was most of the pack's time on a large
+preview (about 1 ms per resource and stack policy for a Deployment), and grew with the number of policies as
+well as with the stack.
 
-:func:`install` keeps, for the length of one ``Analyze`` or ``AnalyzeStack`` call, what those functions
-(and the servicer's ``_get_resource_options`` and ``_get_provider_resource``) returned for each input object, so the second and later policies get the very same decoded
-properties (and :func:`shared` lets the pack's own conversions, such as ``stack_view.plain``, do the same).
-The inputs are held until the call ends, so an object's id is never reused within it. Nothing changes in
-what a policy sees: the same values, which are read-only (the rules copy them with ``plain``; a write
-through a proxy fails the call, and :mod:`policies.read_only` checks every shared value when asked).
+:func:`install` keeps, for the length of one ``Analyze`` or ``AnalyzeStack`` call, what those functions (and
+the servicer's ``_get_resource_options`` and ``_get_provider_resource``) returned for each input object, so
+the second and later policies get the very same decoded properties (:mod:`policies.call_cache`, whose
+:func:`shared` the pack's own conversions, such as ``stack_view.plain``, use too). Nothing changes in what a
+policy sees: the same values, which are read-only (the rules copy them with ``plain``; a write through a
+proxy fails the call, and :mod:`policies.read_only` checks every shared value when asked).
 
 It patches private names of one pulumi-policy minor (:data:`TESTED_MINOR`, the minor the pack's pins name):
 on another version, or a layout without these names, nothing is installed, a line on stderr says why, and
@@ -46,77 +47,19 @@ way to rule this module out; tests/test_policy_runtime.py holds both to the same
 from __future__ import annotations
 
 import functools
-import gc
 import itertools
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from .call_cache import current, memoized, memoized_method, one_cache_per_call, shared, watch  # noqa: F401 (shared: the rules' import)
 from .decoding import decode_struct, is_struct, struct_to_dict
-from .read_only import CHECK_ENV, READ_ONLY, Watch
+from .read_only import CHECK_ENV, READ_ONLY
 from .wire import BATCH_SERVICE, ERROR_FIELD, REPLY_FIELD, frame, read_frames
 
-_calls = threading.local()
 _MARK = "_gpu_fungibility_shared_decoding"
 _NEEDED = ("json_format", "deserialize_properties", "unknown_checking_proxy", "_PolicyAnalyzerServicer")
 #: The servicer's per-resource helpers (options, provider), also called once per policy and resource.
 _PER_RESOURCE = ("_get_resource_options", "_get_provider_resource")
-
-
-def shared(function: Callable[[Any], Any], value: Any) -> Any:
-    """``function(value)``, computed once per input object within one analyzer call (plainly outside one)."""
-    cache = getattr(_calls, "cache", None)
-    if cache is None:
-        return function(value)
-    key = (function, id(value))
-    hit = cache.get(key)
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    result = function(value)
-    cache[key] = (value, result)
-    _watch(function, result)
-    return result
-
-
-def _watch(what: Any, value: Any) -> None:
-    """Record a value shared between the call's policies (``what`` made it: a function, or its name), when the
-    call is checked (:mod:`policies.read_only`)."""
-    watch = getattr(_calls, "watch", None)
-    if watch is not None:
-        function = getattr(what, "func", what)  # a functools.partial: the function it calls
-        watch.add(what if isinstance(what, str) else getattr(function, "__name__", repr(function)), value)
-
-
-def _memoized(function: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(function)
-    def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:
-            return function(value, *args, **kwargs)
-        return shared(function, value)
-
-    return wrapper
-
-
-def _memoized_method(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(self: Any, message: Any) -> Any:
-        return _shared_method(method, self, message)
-
-    return wrapper
-
-
-def _shared_method(method: Callable[..., Any], owner: Any, message: Any) -> Any:
-    cache = getattr(_calls, "cache", None)
-    if cache is None:
-        return method(owner, message)
-    key = (method, id(message))
-    hit = cache.get(key)
-    if hit is not None and hit[0] is message:
-        return hit[1]
-    result = method(owner, message)
-    cache[key] = (message, result)
-    _watch(method, result)
-    return result
 
 
 def _provider_by_content(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -128,14 +71,14 @@ def _provider_by_content(method: Callable[..., Any]) -> Callable[..., Any]:
     """
     @functools.wraps(method)
     def wrapper(self: Any, message: Any) -> Any:
-        cache = getattr(_calls, "cache", None)
+        cache = current()
         if cache is None or not message.HasField("provider"):
             return method(self, message)
         key = ("provider", message.provider.SerializeToString(deterministic=True))
         hit = cache.get(key)
         if hit is None:
             hit = cache[key] = (method(self, message),)
-            _watch("_get_provider_resource", hit[0])
+            watch("_get_provider_resource", hit[0])
         return hit[0]
 
     return wrapper
@@ -169,7 +112,7 @@ class _JsonFormat:
         return self._generic(message, *args, **kwargs)
 
     def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the module's name)
-        if getattr(_calls, "cache", None) is None or args or kwargs or not is_struct(message):
+        if current() is None or args or kwargs or not is_struct(message):
             return self._convert(message, *args, **kwargs)
         return _Pending(message)
 
@@ -232,7 +175,7 @@ def _lazy_proxies() -> tuple[type, type, Callable[[Any], Any]]:
             return read(self._target[key], self._path, key)
 
         def __setitem__(self, key: Any, value: Any) -> None:
-            if getattr(_calls, "cache", None) is not None:  # shared by every policy of the call
+            if current() is not None:  # shared by every policy of the call
                 raise TypeError(f"{READ_ONLY} (setting {'.'.join([*self._path, str(key)])})")
             self._target[key] = value
 
@@ -252,58 +195,6 @@ def _lazy_proxies() -> tuple[type, type, Callable[[Any], Any]]:
             return read(value, self._path, key, key if key >= 0 else key + len(self._target))
 
     return LazyDict, LazyList, lambda props: wrap(props, [])
-
-
-class _CollectorPaused:
-    """The cyclic garbage collector held off while any analyzer call runs (calls may overlap on threads).
-
-    A call allocates a few objects per property of every resource it reads (the decoded values, their
-    proxies, the rules' plain copies) and keeps them until it returns, so the heap grows with the stack; each
-    automatic collection then traverses that heap again, which made AnalyzeStack's time grow faster than the
-    stack (about half its time at 10,000 resources). What a call leaves is freed by reference counting when
-    it returns (the per-call cache is dropped); the collector is switched back on (if it was on) when the last
-    running call ends, and then finds any cycles as before.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running = 0
-        self._was_enabled = False
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._running == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._running += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._running -= 1
-            if self._running == 0 and self._was_enabled:
-                gc.enable()
-
-
-_collector_paused = _CollectorPaused()
-
-
-def _one_cache_per_call(method: Callable[..., Any], checked: bool = False) -> Callable[..., Any]:
-    """The call with its own cache of what its policies share; ``checked``: failing when a policy changed any
-    of it (:mod:`policies.read_only`)."""
-    @functools.wraps(method)
-    def wrapper(self: Any, request: Any, context: Any) -> Any:
-        with _collector_paused:
-            _calls.cache = {}
-            _calls.watch = Watch() if checked else None
-            try:
-                response = method(self, request, context)
-                if _calls.watch is not None:
-                    _calls.watch.verify()
-                return response
-            finally:
-                _calls.cache = _calls.watch = None
-
-    return wrapper
 
 
 #: The servicer's private state the stack-once ``AnalyzeStack`` reads (pulumi-policy 1.21 sets them in __init__).
@@ -360,7 +251,7 @@ def _analyze_stack(runtime: Any, shipped: Callable[..., Any]) -> Callable[..., A
                                                    policy.severity)
             if resources is None:
                 resources = resources_of(self, request)
-                _watch("the stack's resources", resources)
+                watch("the stack's resources", resources)
             args = runtime.StackValidationArgs(resources, self._get_policy_config(policy.name),
                                                self._PolicyAnalyzerServicer__stack_tags)
             _validate(runtime, self, policy, args, report, response)
@@ -499,13 +390,13 @@ def install() -> bool:
         return _refuse(f"pulumi-policy {version} lacks the private names the runtime's patch replaces")
     runtime.json_format = _JsonFormat(runtime.json_format)
     runtime.deserialize_properties = _deserializing(runtime.deserialize_properties, deserialize._deserialize_property)
-    runtime.unknown_checking_proxy = _memoized(_lazy_proxies()[2])
+    runtime.unknown_checking_proxy = memoized(_lazy_proxies()[2])
     servicer._get_provider_resource = _provider_by_content(servicer._get_provider_resource)
     for name in _PER_RESOURCE:
-        setattr(servicer, name, _memoized_method(getattr(servicer, name)))
+        setattr(servicer, name, memoized_method(getattr(servicer, name)))
     checked = os.environ.get(CHECK_ENV, "") not in ("", "0")
-    servicer.Analyze = _one_cache_per_call(servicer.Analyze, checked)
-    servicer.AnalyzeStack = _one_cache_per_call(_analyze_stack(runtime, servicer.AnalyzeStack), checked)
+    servicer.Analyze = one_cache_per_call(servicer.Analyze, checked)
+    servicer.AnalyzeStack = one_cache_per_call(_analyze_stack(runtime, servicer.AnalyzeStack), checked)
     services = runtime.analyzer_pb2_grpc
     services.add_AnalyzerServicer_to_server = _with_batch(services.add_AnalyzerServicer_to_server)
     setattr(runtime, _MARK, True)
