@@ -14,17 +14,19 @@ Which pod is which plugin, by the labels the charts put on their pod templates:
 - NVIDIA device plugin chart: ``app.kubernetes.io/name: nvidia-device-plugin`` (NVIDIA/k8s-device-plugin
   deployments/helm/nvidia-device-plugin/templates/_helpers.tpl ``templateLabels``, commit 016a7903; the
   chart's GFD and MPS DaemonSets carry other names).
-- GKE's own device plugin: the ``nvidia-gpu-device-plugin`` DaemonSets in kube-system, pods labelled
-  ``k8s-app: nvidia-gpu-device-plugin``.
+- A cloud's own device plugin (GKE's): its share of ``make verify`` says (``is_device_plugin`` in
+  ``verify/gke.py``), as it says which nodes it labels as GPU nodes (``gpu_node``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
-from gpu_fungibility import catalog, devices
+from gpu_fungibility import catalog, clouds, devices
 from gpu_fungibility.device_selectors import DRIVER_DEVICE_CLASS_SELECTORS
 from gpu_fungibility.dra_cel import CelCompileError, CelEvaluationError, Device, matches
 
@@ -47,17 +49,29 @@ def plugin_kind(pod: Pod) -> str:
         return TPU_DRA
     if labels.get("app.kubernetes.io/name") == "nvidia-device-plugin":
         return DEVICE_PLUGIN
-    if pod.namespace == "kube-system" and (labels.get("k8s-app") == "nvidia-gpu-device-plugin" or (
-            owner_kind == "DaemonSet" and owner.startswith("nvidia-gpu-device-plugin"))):
+    if any(part.is_device_plugin(pod) for part in _cloud_parts() if hasattr(part, "is_device_plugin")):
         return DEVICE_PLUGIN
     return ""
+
+
+def _cloud_parts() -> tuple[ModuleType, ...]:
+    """Every registered cloud's share of ``make verify`` (``verify/<cloud>.py``), where it has one."""
+    return _parts_of(clouds.names())
+
+
+@functools.cache
+def _parts_of(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
+    # asked once per pod of a cluster that may hold millions: found once per set of registered clouds
+    from offline_plan.cloud_parts import registered_parts
+
+    return tuple(registered_parts("verify"))
 
 
 def _is_gpu_node(node: Node, family: str | None) -> bool:
     if family is not None:
         return family == "gpu"
-    return ("cloud.google.com/gke-accelerator" in node.labels and "tpu" not in
-            node.labels["cloud.google.com/gke-accelerator"]) or "nvidia.com/gpu" in node.capacity
+    return any(part.gpu_node(node) for part in _cloud_parts() if hasattr(part, "gpu_node")) \
+        or "nvidia.com/gpu" in node.capacity
 
 
 def isolation(view: View, stack: Stack) -> list[Finding]:

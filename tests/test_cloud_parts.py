@@ -1,5 +1,5 @@
-"""A cloud registered at runtime brings its own share of the offline plan and the plan diff; a cloud without one
-still plans (its resources echo their inputs) and diffs (its changes are updates with a note)."""
+"""A cloud registered at runtime brings its own share of the offline plan, the plan diff and make verify; a cloud
+without one still plans (its resources echo their inputs) and diffs (its changes are updates with a note)."""
 
 from __future__ import annotations
 
@@ -101,3 +101,28 @@ def test_the_summary_names_each_pools_machine_on_every_cloud(stack, pool, machin
 
     cfg = parse_stack_config(read_stack_file(stack).namespace_config)
     assert f"<br/>{machine}" in _pool_caption(cfg, pool)
+
+
+def _pod(namespace: str, labels: dict[str, str]):
+    from verify.snapshot import Pod
+
+    return Pod(namespace, "p-1", "n1", "Running", labels, ("DaemonSet", "x"), (0, 0), {}, {})
+
+
+def test_verify_asks_each_cloud_which_pods_are_its_own_device_plugin(monkeypatch):
+    from verify import checks
+    from verify.snapshot import Node
+
+    gke_plugin = _pod("kube-system", {"k8s-app": "nvidia-gpu-device-plugin"})
+    assert checks.plugin_kind(gke_plugin) == checks.DEVICE_PLUGIN
+    assert checks.plugin_kind(_pod("default", {"k8s-app": "nvidia-gpu-device-plugin"})) == ""
+    gke_gpu = Node("n1", {"cloud.google.com/gke-accelerator": "nvidia-l4"}, (0, 0), {})
+    gke_tpu = Node("n2", {"cloud.google.com/gke-accelerator": "tpu-v5-lite-podslice"}, (0, 0), {})
+    assert checks._is_gpu_node(gke_gpu, None) and not checks._is_gpu_node(gke_tpu, None)
+
+    part = types.ModuleType("tests.nimbus_verify")
+    part.is_device_plugin = lambda pod: pod.labels.get("nimbus.example/addon") == "gpu-plugin"
+    monkeypatch.setitem(sys.modules, "tests.nimbus_verify", part)
+    monkeypatch.setattr(Nimbus, "parts", {"verify": "tests.nimbus_verify"})
+    monkeypatch.setitem(clouds.PROFILES, "nimbus", Nimbus())
+    assert checks.plugin_kind(_pod("kube-system", {"nimbus.example/addon": "gpu-plugin"})) == checks.DEVICE_PLUGIN
