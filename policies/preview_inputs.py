@@ -24,8 +24,9 @@ properties, and the rules report it as not judged until known.
 
 Nothing changes when outputs are known (an update preview, ``pulumi up``): only empty property maps are
 filled. Installed with the pack whether or not :mod:`policies.runtime` is (it wraps the servicer's two
-methods, and the batch call goes through ``Analyze``); it needs pulumi-policy's ``_PolicyAnalyzerServicer``,
-the same layout the runtime module pins.
+methods, and the batch call goes through ``Analyze``), on any pulumi-policy version: the verdicts of a first
+preview depend on it, and it reads no private state, only the class ``_PolicyAnalyzerServicer`` and its two
+methods, named after the Analyzer service's calls (a layout without them gets nothing, and says so).
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ def install() -> bool:
 
     servicer = getattr(runtime, "_PolicyAnalyzerServicer", None)
     if servicer is None or not hasattr(servicer, "Analyze") or not hasattr(servicer, "AnalyzeStack"):
+        import sys
+
+        print("gpu-fungibility policy pack: this pulumi-policy has no _PolicyAnalyzerServicer with Analyze and "
+              "AnalyzeStack; a first preview's Kubernetes objects reach the stack policies without their inputs "
+              "(policies/preview_inputs.py)", file=sys.stderr, flush=True)
         return False
     if getattr(servicer, _MARK, False):
         return True
