@@ -9,8 +9,9 @@ scenario's order, as kube-scheduler's default profile filters (``NodeResourcesFi
 ``DynamicResources``: pkg/scheduler/apis/config/v1/default_plugins.go, v1.35.4): a node whose CPU, memory or
 pod count cannot take the pod is never asked for devices.
 
-Where several nodes can take a pod, the choice belongs to the scheduler's scores and its random tie-break
-(``selectHost`` samples among the best-scored nodes): the simulator claims no node there and follows every
+Where several nodes can take a pod, the choice belongs to the scheduler's scores and, among equal totals, its
+tie-break (1.34 samples at random; 1.35 and 1.36 take the tied node first in an order the simulator does not
+know, :mod:`simulator.scoring`): the simulator claims no node there and follows every
 choice, unless a node scorer (:data:`NodeScorer`) says which nodes score best. The answer is the set of
 *layouts* every choice leads to. A layout forgets node names where they cannot matter: nodes of one pool are
 identical, so a layout lists, per pool, the sorted contents of its nodes (each pod's group, and per claim

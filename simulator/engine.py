@@ -15,7 +15,9 @@ placed one at a time, workload by workload in the order of the objects:
    for the ``firstAvailable`` rank, kubernetes/kubernetes#134711) and the
    highest total wins. Where totals tie, or lie within what the simulator
    cannot know (a node's zone in a multi-zone pool, its machine among a
-   group's instance types, a cached image), the scheduler picks at random:
+   group's instance types, a cached image), which one the scheduler takes
+   is not known (1.34 picks at random, 1.35 and 1.36 take the tied node
+   first in an order the simulator does not model, :mod:`simulator.scoring`):
    the simulation follows every such choice and reports every outcome it
    leads to. Nodes of one pool in the same state are one choice.
 2. **Cluster autoscaler.** Otherwise the highest-priority pool (compute class

@@ -133,7 +133,7 @@ def placement(workload: str, replica: int, outcomes: list[Outcome], representati
                                 o.reason, o.alternatives, note=o.note)
     unknowns = "a node's zone, its machine, a cached image" + ("" if scored else "; 1.34 has no DRA score")
     why = (f"the scheduler's scores tie, or differ by less than what is not known before the nodes run "
-           f"({unknowns}): it picks among the best at random ({len(distinct)} possible outcomes)")
+           f"({unknowns}): which of the best it takes is not known ({len(distinct)} possible outcomes)")
     if not enumerated:
         why = f"too many ways the cluster can unfold to follow them all; any of these {len(distinct)} outcomes is possible"
     return ReplicaPlacement(workload, replica, UNDETERMINED, reason=why, outcomes=tuple(distinct))

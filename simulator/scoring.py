@@ -1,7 +1,12 @@
 """kube-scheduler's default-profile scores, for the pods the stacks run.
 
 When several running nodes can take a pod, the scheduler adds up each score plugin's normalised 0-100
-score times its weight and binds to the highest total (a random one among equal totals). This module
+score times its weight and binds to the highest total. Among equal totals 1.34's ``selectHost`` picks one at
+random; 1.35 and 1.36 pop them from a heap (``schedule_one.go`` ``nodeScoreHeap``, v1.36.3 lines 1088-1091)
+whose ``Randomizer`` tie-breaker is set only for nodes an extender scored (line 1043), so the default profile
+takes the tied node that comes first in its list of feasible nodes: the scheduler's node list (zones
+interleaved, nodes in the order it learned of them), from where its previous search stopped, in the order
+its parallel filters finished. The simulator knows none of that, and reports ties as undetermined. This module
 mirrors the plugins that decide between the stacks' accelerator nodes, with the arithmetic of Kubernetes'
 own code (integer division where Go divides int64s), read in k8s.io/kubernetes at v1.34.4, v1.35.4 and
 v1.36.3, pkg/scheduler/:
