@@ -26,13 +26,17 @@ unchecked, since only the SKU names the family); unreadable usages leave the quo
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_fungibility.clouds.aks import machines as aks_machines
 
 from preflight.azure_api import ArmClient, Usage
-from preflight.calls import CallError
+from preflight.calls import CallError, Calls
+from preflight.outcome import exit_code, fail, nothing_answered, nothing_checked, print_unanswered
 from preflight.report import number, table, verdict_line, verdict_of
 
 SPOT_QUOTA = "lowPriorityCores"
@@ -215,3 +219,43 @@ def render(region: str, subscription: str, checks: list[PoolCheck], quotas: list
 def to_json(region: str, subscription: str, checks: list[PoolCheck], quotas: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cloud": "aks", "region": region, "subscription": subscription, "quotas": quotas,
             "pools": [{**{k: v for k, v in vars(c).items()}, "verdict": c.verdict} for c in checks]}
+
+
+def run(args: argparse.Namespace, cfg: Any, other_config: dict[str, Any], calls: Calls) -> int:
+    """``make preflight`` for an AKS stack: the subscription from the stack file or the environment, a token from
+    azure-identity's default chain, then :func:`check_aks`."""
+    try:
+        import azure.identity  # noqa: F401
+    except ImportError:
+        return fail("preflight: azure-identity is not installed; run `make venv` (it is in requirements.txt)")
+    from preflight import azure_api
+
+    subscription = azure_api.subscription_of(other_config)
+    if not subscription:
+        return fail(f"preflight: no Azure subscription: set azure-native:subscriptionId in Pulumi.{args.stack}.yaml "
+                    "(`pulumi config set azure-native:subscriptionId <id>`) or export AZURE_SUBSCRIPTION_ID")
+    region = cfg.cluster.location
+    try:
+        azure_api.check_subscription(subscription)
+        azure_api.endpoint_of(os.environ.get(azure_api.ENDPOINT_ENV))  # before any token is asked for
+        token = azure_api.access_token(azure_api.default_credential(), max(calls.remaining(), 0.001))
+        client = azure_api.ArmClient(subscription, token, calls)
+        checks, quotas = check_aks(cfg, client)
+    except azure_api.CannotCheck as exc:
+        return fail(str(exc))
+    except CallError as exc:  # fatal: credentials refused
+        return fail(f"preflight: {exc.detail} (on {exc.call})")
+    if nothing_answered(calls):
+        return fail(nothing_checked("Azure Resource Manager", calls,
+                                    f"{azure_api.PERMISSIONS} on subscription {subscription}"))
+    code = exit_code(checks)
+    if args.json:
+        print(json.dumps({**to_json(region, subscription, checks, quotas),
+                          "unanswered_calls": [str(f) for f in calls.failures], "exit_code": code}, indent=2))
+        return code
+    print(render(region, subscription, checks, quotas))
+    print(f"\n{client.calls} Azure Resource Manager calls to {client.endpoint}")
+    print_unanswered(calls)
+    if not checks:
+        print("no GPU pools to check")
+    return code

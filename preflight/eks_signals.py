@@ -1,7 +1,7 @@
 """EC2 vCPU quotas and Spot placement scores for the EKS preflight's GPU pools.
 
 - Service Quotas ``GetServiceQuota`` (service ``ec2``) for the on-demand or Spot vCPU quota of each
-  pool's instance family (:mod:`preflight.quota_metrics`); when no applied value exists (the API
+  pool's instance family (:mod:`preflight.eks_quota`); when no applied value exists (the API
   answers ``NoSuchResourceException``), ``GetAWSDefaultServiceQuota`` gives the default.
   Against ``DescribeInstanceTypes`` ``VCpuInfo.DefaultVCpus``: **fail** when the quota is below one
   node of the pool's smallest type, or below ``min`` such nodes (also summed over pools sharing the
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight import quota_metrics
+from preflight import eks_quota
 from preflight.calls import CallError, mapping
 from preflight.calls import number as calls_number
 from preflight.capacity import PoolCheck
@@ -63,7 +63,7 @@ def check_vcpu_quotas(checks: list[PoolCheck], api: Any) -> list[VcpuQuota]:
     per_pool: dict[str, VcpuQuota] = {}
     for check in checks:
         sized = [i for i in check.instances if i.vcpus]
-        codes = {quota_metrics.ec2_vcpu_quota(i.instance_type, check.spot) for i in sized} - {None}
+        codes = {eks_quota.ec2_vcpu_quota(i.instance_type, check.spot) for i in sized} - {None}
         if len(codes) != 1:
             if sized:
                 check.warnings.append("instance types span several EC2 vCPU quotas or none the preflight knows; "

@@ -10,7 +10,7 @@ Per pool and zone (``nodePools.<pool>.zones``, else ``cluster.zones``), read-onl
   ``maximumCardsPerInstance`` allow the pool's count (N1 machines with attached T4s)? TPU machine types
   carry their chips, so TPU pools need only the machine type.
 - ``regions.get``: the region's ``quotas[]`` (``metric``, ``limit``, ``usage``); see
-  :mod:`preflight.quota_metrics` for which metric a pool uses.
+  :mod:`preflight.gke_quota` for which metric a pool uses.
 - ``projects.get`` (when there are GPU pools): the project-wide ``GPUS_ALL_REGIONS`` quota, shared by
   every GPU pool.
 - ``machineTypes.get`` also gives the live ``guestCpus`` and ``memoryMb``: a difference from the
@@ -26,17 +26,22 @@ not that capacity is free right now (a zone can still be out of stock).
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gpu_fungibility import catalog
 
-from preflight import quota_metrics
-from preflight.calls import CallError
+from preflight import gke_quota
+from preflight.calls import CallError, Calls
 from preflight.google_api import MachineType, QuotaList
+from preflight.outcome import exit_code, fail, nothing_answered, nothing_checked, print_unanswered
 from preflight.report import number, table, verdict_line, verdict_of
 from stacks.config import NodePool, StackConfig
 
+PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 UNUSABLE_STATES = ("OBSOLETE", "DELETED")
 NOTE_WIDTH = 130  # the quota table's note column; the verdict line carries the whole text
 
@@ -210,7 +215,7 @@ def shape_differences(machine_type: str, machine: MachineType) -> list[str]:
 
 def _check_quota(pool: NodePool, region: str, region_quotas: QuotaList | CallError) -> QuotaCheck:
     acc = pool.accelerator
-    known = quota_metrics.gke_quota(acc.type)
+    known = gke_quota.quota_of(acc.type)
     quota = QuotaCheck(region, None, known.unit if known else "accelerators", acc.count,
                        pool.autoscaling.min, pool.autoscaling.max)
     if known is None or known.standard is None:
@@ -227,7 +232,7 @@ def _check_quota(pool: NodePool, region: str, region_quotas: QuotaList | CallErr
     chosen = known.standard
     if pool.spot:
         preemptible = listed.get(known.preemptible or "")
-        if preemptible is not None and not quota_metrics.gke_spot_falls_back_to_standard(preemptible.limit):
+        if preemptible is not None and not gke_quota.spot_falls_back_to_standard(preemptible.limit):
             chosen = known.preemptible
         elif known.standard in listed:
             quota.note = f"no {known.preemptible} quota: Spot VMs count against {known.standard}"
@@ -245,7 +250,7 @@ def _check_quota(pool: NodePool, region: str, region_quotas: QuotaList | CallErr
 def _check_project_gpus(pool: NodePool, project_quotas: QuotaList | CallError | None) -> QuotaCheck:
     """The project-wide ``GPUS_ALL_REGIONS`` quota, which every GPU VM counts against, Spot ones included."""
     acc = pool.accelerator
-    metric = quota_metrics.GKE_ALL_REGIONS_GPUS
+    metric = gke_quota.ALL_REGIONS_GPUS
     quota = QuotaCheck("all regions", metric, "GPUs", acc.count, pool.autoscaling.min, pool.autoscaling.max)
     if isinstance(project_quotas, CallError):
         quota.note = str(project_quotas)
@@ -360,3 +365,52 @@ def to_json(project: str, checks: list[GkePoolCheck]) -> dict[str, Any]:
         pools.append(entry)
     return {"cloud": "gke", "project": project, "pools": pools}
 
+
+
+def run(args: argparse.Namespace, cfg: StackConfig, other_config: dict[str, Any], calls: Calls) -> int:
+    """``make preflight`` for a GKE stack: the project from the stack file or the environment, Google's default
+    credentials, then :func:`check_gke`."""
+    project = str(other_config.get("gcp:project") or os.environ.get(PROJECT_ENV, "")).strip()
+    if not project:
+        return fail(f"preflight: no GCP project: set gcp:project in Pulumi.{args.stack}.yaml "
+                    f"(`pulumi config set gcp:project <project>`) or export {PROJECT_ENV}")
+    try:
+        from google.auth import exceptions as auth_exceptions
+    except ImportError:
+        return fail("preflight: google-auth is not installed; run `make venv` (it is in requirements.txt)")
+
+    from preflight.google_api import (
+        PERMISSIONS,
+        CannotCheck,
+        ComputeClient,
+        UrllibRequest,
+        credentials_from_environment,
+    )
+
+    request = UrllibRequest()
+    try:
+        credentials, source = credentials_from_environment(project, args.stack, request)
+        compute = ComputeClient(project, credentials, request, calls)
+        checks = check_gke(cfg, compute)
+    except CannotCheck as exc:
+        return fail(str(exc))
+    except CallError as exc:  # fatal: credentials refused, API disabled
+        return fail(f"preflight: {exc.detail} (on {exc.call})")
+    except auth_exceptions.GoogleAuthError as exc:
+        return fail(f"preflight: Google credentials could not be used: {exc}")
+    if nothing_answered(calls):
+        return fail(nothing_checked("the Compute Engine API", calls,
+                                    f"read-only access in project {project}: {', '.join(PERMISSIONS)} "
+                                    "(e.g. roles/compute.viewer)"))
+
+    code = exit_code(checks)
+    if args.json:
+        print(json.dumps({**to_json(project, checks), "unanswered_calls": [str(f) for f in calls.failures],
+                          "exit_code": code}, indent=2))
+    else:
+        print(render(project, checks))
+        print(f"\n{compute.calls} Compute Engine API calls to {compute.endpoint}; credentials: {source}")
+        print_unanswered(calls)
+        if not checks:
+            print("no accelerator pools to check")
+    return code
