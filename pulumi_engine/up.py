@@ -117,7 +117,7 @@ def up_on_rehearsal(stack: str, minor: str = "1.35", *, root: Path = ROOT,
         import base64
 
         (scratch_dir / "ca.pem").write_bytes(base64.b64decode(ca_b64))
-        harness.apply([cluster.compute_class_crd()])  # GKE serves ComputeClass; the rehearsal's apiserver must too
+        harness.apply([crd for crd, _ in cluster.served_crds()])  # what the clouds serve (GKE's ComputeClass)
         work = scratch_dir / "work"
         (work / "state").mkdir(parents=True)
         secure = _stack_file_for_engine(stack, root, work)

@@ -26,6 +26,7 @@ from typing import Any
 from gpu_fungibility import clouds, devices, sizing, wiring_keys
 from gpu_fungibility.device_selectors import DRIVER_DEVICE_CLASS_SELECTORS
 
+from offline_plan.cloud_parts import cloud_part, registered_parts
 from simulator.cluster import ClusterBuilder, SimNode
 
 #: The image every stand-in pod names; nothing pulls it (there is no kubelet).
@@ -40,14 +41,9 @@ DEVICE_PLUGINS = (DEVICE_PLUGIN, GKE_DEVICE_PLUGIN)
 #: Which plugin a DaemonSet is, written on the DaemonSet itself so the observation never guesses.
 PLUGIN_ANNOTATION = "rehearse.gpu-fungibility/plugin"
 CLOUD_PODS = "cloud-system-pods"
-#: GKE's device plugin DaemonSet runs on nodes with an NVIDIA accelerator label that lack the opt-out
-#: label (cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra: "gke-no-default-nvidia-gpu-device-plugin=true
-#: ... disables the default device plugin"); it tolerates every taint, as GKE's kube-system add-ons do.
-GKE_DEVICE_PLUGIN_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-    "nodeSelectorTerms": [{"matchExpressions": [
-        {"key": wiring_keys.GKE_ACCELERATOR, "operator": "Exists"},
-        {"key": wiring_keys.GKE_NO_DEFAULT_DEVICE_PLUGIN, "operator": "NotIn", "values": ["true"]},
-    ]}]}}}
+#: The area of a cloud's share of the rehearsal (``rehearse/gke.py``): ``cloud_plugins()`` (the node-level plugins
+#: the cloud runs by itself), ``custom_resource_definitions()`` (CRDs of resources it serves) and ``CRD_NOTE``.
+AREA = "rehearse"
 
 
 def object_ref(api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
@@ -177,8 +173,9 @@ def driver_device_classes(releases: list[Any]) -> list[dict[str, Any]]:
             for name in names if name in DRIVER_DEVICE_CLASS_SELECTORS]
 
 
-def _daemonset(namespace: str, name: str, labels: dict[str, str], kind: str, placement: dict[str, Any],
-               requests: tuple[int, int], priority_class: str | None) -> dict[str, Any]:
+def daemonset(namespace: str, name: str, labels: dict[str, str], kind: str, placement: dict[str, Any],
+              requests: tuple[int, int], priority_class: str | None) -> dict[str, Any]:
+    """A stand-in DaemonSet of pause pods: the plugin's labels, placement, requests and priority, marked as ``kind``."""
     pod_spec: dict[str, Any] = {
         "containers": [{"name": "plugin", "image": PAUSE_IMAGE,
                         "resources": {"requests": {"cpu": f"{requests[0]}m", "memory": f"{requests[1]}Mi"}}}],
@@ -237,47 +234,46 @@ def plugin_daemonsets(cloud: str, releases: list[Any]) -> list[Plugin]:
             if release.kind != kind or not getattr(release, runs)():
                 continue
             labels = {"app.kubernetes.io/name": chart, "app.kubernetes.io/instance": release.name, **component}
-            found.append(Plugin(plugin, release.label, _daemonset(
+            found.append(Plugin(plugin, release.label, daemonset(
                 release.namespace, f"{_fullname(release.name, chart)}{suffix}", labels, plugin, _placement(release),
                 sizing.DAEMON_SET_ROOM[plugin], _priority(release, *priority))))
-    if clouds.profile(cloud).default_device_plugin_opt_out:  # GKE
-        labels = {"k8s-app": "nvidia-gpu-device-plugin"}
-        found.append(Plugin(GKE_DEVICE_PLUGIN, "GKE (the cloud's own add-on)", _daemonset(
-            "kube-system", "nvidia-gpu-device-plugin", labels, GKE_DEVICE_PLUGIN,
-            {"affinity": GKE_DEVICE_PLUGIN_AFFINITY, "tolerations": [{"operator": "Exists"}]},
-            sizing.DAEMON_SET_ROOM[DEVICE_PLUGIN], "system-node-critical")))
-    return found
+    own = getattr(cloud_part(cloud, AREA), "cloud_plugins", None)
+    return found + (own() if own is not None else [])
 
 
 def cloud_pods_daemonset(cloud: str) -> dict[str, Any]:
     """The cloud's own per-node pods (kube-proxy, logging, CSI, ...) as one DaemonSet on every node."""
     reserve = clouds.profile(cloud).system_pods_reserve
     labels = {"app.kubernetes.io/name": CLOUD_PODS}
-    return _daemonset("kube-system", CLOUD_PODS, labels, "", {"tolerations": [{"operator": "Exists"}]},
-                      reserve, "system-node-critical")
+    return daemonset("kube-system", CLOUD_PODS, labels, "", {"tolerations": [{"operator": "Exists"}]},
+                     reserve, "system-node-critical")
 
 
-def compute_class_crd() -> dict[str, Any]:
-    """A minimal CustomResourceDefinition for GKE's ComputeClass (cloud.google.com/v1): GKE serves the real one."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "computeclasses.cloud.google.com"},
-        "spec": {
-            "group": "cloud.google.com", "scope": "Cluster",
-            "names": {"plural": "computeclasses", "singular": "computeclass", "kind": "ComputeClass",
-                      "listKind": "ComputeClassList"},
-            "versions": [{"name": "v1", "served": True, "storage": True,
-                          "schema": {"openAPIV3Schema": {"type": "object",
-                                                         "x-kubernetes-preserve-unknown-fields": True}}}],
-        },
-    }
+def served_crds() -> list[tuple[dict[str, Any], str]]:
+    """Every registered cloud's CRDs of the resources it serves, each with the cloud's note on the stand-in."""
+    found = []
+    for part in registered_parts(AREA):
+        for crd in getattr(part, "custom_resource_definitions", list)():
+            found.append((crd, getattr(part, "CRD_NOTE", "")))
+    return found
+
+
+def custom_resources(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The CRDs for the custom resources among the plan's objects that a cloud serves (GKE's ComputeClass), and the
+    clouds' notes on them."""
+    used = {(str(o.get("apiVersion", "")).split("/")[0], o.get("kind")) for o in objects}
+    crds, notes = [], []
+    for crd, note in served_crds():
+        if (crd["spec"]["group"], crd["spec"]["names"]["kind"]) in used:
+            crds.append(crd)
+            if note and note not in notes:
+                notes.append(note)
+    return crds, notes
 
 
 def custom_resource_definitions(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CRDs for the custom resources among the plan's objects that the cloud serves (GKE's ComputeClass)."""
-    if any(o.get("apiVersion") == "cloud.google.com/v1" and o.get("kind") == "ComputeClass" for o in objects):
-        return [compute_class_crd()]
-    return []
+    """The CRDs for the custom resources among the plan's objects that a cloud serves."""
+    return custom_resources(objects)[0]
 
 
 #: Placeholder written for a Secret value the plan shows as ``[secret]`` (the real value is a Pulumi secret).

@@ -197,11 +197,8 @@ class Cluster:
 def _phase_apply(c: Cluster, result: Rehearsal) -> PhaseResult:
     s = c.s
     phase = PhaseResult("apply")
-    crds = cluster.custom_resource_definitions(s.objects())
-    if crds:
-        result.notes.append("GKE's ComputeClass (cloud.google.com/v1) is served by a minimal CRD that accepts any "
-                            "spec (x-kubernetes-preserve-unknown-fields): the API server stores it, GKE's own "
-                            "schema is not checked here")
+    crds, notes = cluster.custom_resources(s.objects())
+    result.notes.extend(notes)
     phase.findings += c.apply(crds, "apply")
     phase.findings += c.apply(cluster.driver_device_classes(s.releases), "apply")
     phase.findings += c.apply([p.daemonset for p in s.plugins] + [cluster.cloud_pods_daemonset(s.cloud)], "apply")

@@ -126,3 +126,25 @@ def test_verify_asks_each_cloud_which_pods_are_its_own_device_plugin(monkeypatch
     monkeypatch.setattr(Nimbus, "parts", {"verify": "tests.nimbus_verify"})
     monkeypatch.setitem(clouds.PROFILES, "nimbus", Nimbus())
     assert checks.plugin_kind(_pod("kube-system", {"nimbus.example/addon": "gpu-plugin"})) == checks.DEVICE_PLUGIN
+
+
+def test_the_rehearsal_stands_in_for_what_a_new_cloud_runs_and_serves(monkeypatch):
+    from rehearse import cluster
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "shapes.nimbus.example"},
+           "spec": {"group": "nimbus.example", "names": {"kind": "Shape"}}}
+    plugin = cluster.Plugin(cluster.DEVICE_PLUGIN, "Nimbus", cluster.daemonset(
+        "kube-system", "nimbus-gpu", {"app": "nimbus-gpu"}, cluster.DEVICE_PLUGIN, {}, (10, 10), None))
+    part = types.ModuleType("tests.nimbus_rehearse")
+    part.cloud_plugins = lambda: [plugin]
+    part.custom_resource_definitions = lambda: [crd]
+    part.CRD_NOTE = "Nimbus's Shape is a stand-in"
+    monkeypatch.setitem(sys.modules, "tests.nimbus_rehearse", part)
+    monkeypatch.setattr(Nimbus, "parts", {"rehearse": "tests.nimbus_rehearse"})
+    monkeypatch.setitem(clouds.PROFILES, "nimbus", Nimbus())
+    assert cluster.plugin_daemonsets("nimbus", []) == [plugin]
+    assert cluster.custom_resources([{"apiVersion": "nimbus.example/v1", "kind": "Shape"}]) == (
+        [crd], ["Nimbus's Shape is a stand-in"])
+    assert cluster.custom_resources([{"apiVersion": "v1", "kind": "ConfigMap"}]) == ([], [])
+    assert [p.kind for p in cluster.plugin_daemonsets("eks", [])] == [], "a cloud with no share runs nothing"
