@@ -157,13 +157,16 @@ class LibraryComponent(pulumi.ComponentResource):
     #: Deliberately not annotated: every annotation on a component class is one of its outputs.
     LEGACY_TYPE = None
 
-    def __init__(self, name: str, opts: pulumi.ResourceOptions | None) -> None:
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None, args: Any = None) -> None:
+        """Register the component; given its ``args``, first refuse them with every problem (:meth:`check`)."""
         opts = opts or pulumi.ResourceOptions()
         if self.LEGACY_TYPE:
             opts = pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self.LEGACY_TYPE)]))
         super().__init__(type_token(type(self).__name__), name, None, opts)
         self._inherited_depends_on = _as_list(opts.depends_on)
+        if args is not None:
+            self.fail_on(self.check(name, args))
 
     @classmethod
     def args_type(cls) -> type:

@@ -74,8 +74,7 @@ class ManagedCluster(LibraryComponent):
     """The Kubernetes provider for the cluster: pass it to every in-cluster component."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, opts, args)
         self.build(name, args)
         self.register()
 

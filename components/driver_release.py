@@ -13,7 +13,7 @@ whatever guards it (:meth:`~DriverRelease.after_release`). A driver says only wh
 """
 
 from collections.abc import Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,7 +22,7 @@ from . import helm_values, images
 from .base import Issues, LibraryComponent, resolved
 from .node_selection import NodeTaint
 from .pool_args import Taint, taint_issues, taints_of
-from .releases import chart_issues, helm_release, privileged_namespace
+from .releases import ChartArgs, chart_issues, helm_release, privileged_namespace
 
 
 def kubelet_plugin_affinity(accelerator_label: str, driver_label: str) -> dict[str, Any]:
@@ -42,22 +42,14 @@ def kubelet_plugin_affinity(accelerator_label: str, driver_label: str) -> dict[s
     }
 
 
-class DriverReleaseArgs(TypedDict):
-    """What every DRA driver release takes: the taints of the pools it serves and its pinned chart."""
+class DriverReleaseArgs(ChartArgs):
+    """What every DRA driver release takes: its pinned chart, its namespace and the taints of its pools."""
 
     node_taints: NotRequired[pulumi.Input[list[Taint]]]
     """Every taint on the nodes of the pools it serves (their ``node_taints`` outputs): the kubelet plugin
     tolerates each one explicitly."""
-    chart: NotRequired[str]
-    """The chart reference (default: the driver's pinned OCI chart)."""
-    version: NotRequired[str]
-    """The exact chart version (default: the pinned one)."""
-    repository: NotRequired[str]
-    """The chart repository, for a chart that is not an ``oci://`` reference."""
     namespace: NotRequired[str]
     """The namespace the stack creates for the driver (default: the chart's name)."""
-    values: NotRequired[dict[str, Any]]
-    """Chart values merged over the library's (Helm's merge: a null deletes a default)."""
 
 
 class DriverRelease(LibraryComponent):
@@ -76,8 +68,7 @@ class DriverRelease(LibraryComponent):
     """The values the release was given."""
 
     def __init__(self, name: str, args: DriverReleaseArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, opts, args)
         chart, version = args.get("chart", self.CHART), args.get("version", self.VERSION)
         extra = helm_values.merge(images.chart_image_values(chart, version), args.get("values"))
         values = resolved(args.get("node_taints", []),

@@ -62,8 +62,7 @@ class ClusterNetwork(LibraryComponent):
     EXISTING_ARGUMENT = ""
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, opts, args)
         if args.get(self.EXISTING_ARGUMENT):
             self.use_existing(args)
         else:

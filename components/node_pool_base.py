@@ -48,8 +48,7 @@ class AcceleratorPool(LibraryComponent):
     """Every taint the pool's nodes carry: what the DRA driver and the workloads must tolerate."""
 
     def __init__(self, name: str, args: AcceleratorPoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(name, opts)
-        self.fail_on(self.check(name, args))
+        super().__init__(name, opts, args)
         spec = self.spec(name, args)
         self.build(name, args, spec)
         self.node_labels = pulumi.Output.from_input(dra_wiring.node_labels(self.CLOUD, spec))

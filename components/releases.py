@@ -1,12 +1,25 @@
 """What the Helm-based components share: pinned chart arguments, the release, the namespace."""
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .base import Issues, LibraryComponent
+
+
+class ChartArgs(TypedDict):
+    """The chart arguments every Helm-based component takes (its own defaults are the pinned chart)."""
+
+    chart: NotRequired[str]
+    """The chart reference (default: the component's pinned OCI chart)."""
+    version: NotRequired[str]
+    """The exact chart version (default: the pinned one)."""
+    repository: NotRequired[str]
+    """The chart repository, for a chart that is not an ``oci://`` reference."""
+    values: NotRequired[dict[str, Any]]
+    """Chart values merged over the library's (Helm's merge: a null deletes a default)."""
 
 
 def chart_issues(args: Mapping[str, Any]) -> Issues:

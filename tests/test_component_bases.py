@@ -28,6 +28,7 @@ from gpu_fungibility.network_base import NetworkArgs
 from gpu_fungibility.node_pool_base import AcceleratorPool
 from gpu_fungibility.nvidia_dra import NvidiaDraDriverArgs
 from gpu_fungibility.pool_args import AcceleratorPoolArgs
+from gpu_fungibility.releases import ChartArgs
 from gpu_fungibility.tpu_dra import TpuDraDriverArgs
 from pulumi.provider.experimental.component import ComponentProvider
 
@@ -56,6 +57,7 @@ class OutsideDriver(DriverRelease):
     (ClusterArgs, (GkeClusterArgs, EksClusterArgs, AksClusterArgs)),
     (NetworkArgs, (GkeNetworkArgs, EksNetworkArgs, AksNetworkArgs)),
     (DriverReleaseArgs, (NvidiaDraDriverArgs, TpuDraDriverArgs, OutsideDriverArgs)),
+    (ChartArgs, (NvidiaDraDriverArgs, TpuDraDriverArgs, OutsideDriverArgs)),
 ], ids=lambda v: getattr(v, "__name__", "derived"))
 def test_each_args_type_holds_its_bases_fields_and_names_its_base(base, derived):
     for args_type in derived:
