@@ -65,6 +65,7 @@ def test_the_pack_judges_it_with_its_own_policy(planned):
     assert "0 mandatory" in summary and ": passed" in summary, summary
     assert "| `zkc-pool-priority` | advisory | pass |" in summary
     assert "| `claim-follows-compute-class` | mandatory | pass |" in summary
+    assert "deletion protection: **warning**: ZKC has none" in summary  # its own "before you deploy" item
 
 
 def test_the_simulator_places_it_on_its_first_pool(planned):

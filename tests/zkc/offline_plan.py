@@ -1,5 +1,6 @@
 """ZKC's share of the offline plan (the ``offline_plan`` part of its profile): its cluster's mock outputs."""
 
+from offline_plan.before_deploy import Item
 from offline_plan.mocks import FAKE_CA
 
 
@@ -11,3 +12,8 @@ def _cluster(name: str, inputs: dict) -> dict:
 
 
 OUTPUTS_BY_TYPE = {"zkc:index/cluster:Cluster": _cluster}
+
+
+def deletion(cfg: object) -> Item:
+    """ZKC clusters have no deletion protection: the block says so instead of the shared default."""
+    return Item("warning", "deletion protection", "ZKC has none: `pulumi destroy` deletes the cluster")
