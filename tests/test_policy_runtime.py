@@ -133,6 +133,23 @@ def test_the_batch_call_answers_each_request_as_its_own_call(plan):
     assert pack.analyze_batch(b"") == b""
 
 
+@pytest.mark.parametrize("plan", ["eks-dev", "unknowns-secrets-assets"])
+def test_calls_that_overlap_answer_as_calls_one_at_a_time(plan):
+    """The pack serves calls on several threads (as the engine may send them): each call's cache is its own,
+    so every resource's answer is the one it gets alone, a stack call running meanwhile."""
+    pack = shared_pack()
+    with Spool.of(PLANS[plan]()) as spool:
+        items = list(spool)
+    requests = [request for _, _, request, _ in items]
+    message = b"".join(frame(1, item) for *_, item in items)
+    alone = [pack.analyze_encoded(request).SerializeToString(deterministic=True) for request in requests]
+    stack_alone = pack.analyze_stack_encoded(message).SerializeToString(deterministic=True)
+    stack = pack.analyze_stack_encoded.future(message)
+    together = [pack.analyze_encoded.future(request) for request in requests * 3]
+    assert [call.result().SerializeToString(deterministic=True) for call in together] == alone * 3
+    assert stack.result().SerializeToString(deterministic=True) == stack_alone
+
+
 def test_the_runtime_as_it_ships_has_no_batch_call(generic_pack):
     assert not generic_pack.serves_batches() and shared_pack().serves_batches()
 
