@@ -269,9 +269,28 @@ def part(cloud: "str | CloudProfile", area: str) -> Any:
 #: folder and its name here.
 SHIPPED_CLOUDS = ("gke", "eks", "aks")
 
+#: Modules of clouds kept outside the library (comma-separated importable names), each registering its
+#: profile when imported. Every process of the project that asks about clouds (the program, the policy
+#: pack's server, the simulator) imports this package, so one variable reaches them all.
+EXTRA_CLOUDS_ENV = "GPU_FUNGIBILITY_CLOUDS"
+
 for _name in SHIPPED_CLOUDS:
     importlib.import_module(f"{__name__}.{_name}")
 del _name
+
+
+def load_extra_clouds(spec: str | None = None) -> tuple[str, ...]:
+    """Import the modules named in ``spec`` (default: ``$GPU_FUNGIBILITY_CLOUDS``); returns their names."""
+    import os
+
+    modules = tuple(m.strip() for m in (os.environ.get(EXTRA_CLOUDS_ENV, "") if spec is None else spec).split(",")
+                    if m.strip())
+    for module in modules:
+        importlib.import_module(module)
+    return modules
+
+
+load_extra_clouds()
 
 
 def __getattr__(attribute: str) -> Any:
