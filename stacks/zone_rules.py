@@ -1,5 +1,5 @@
 """Zones against the cluster's region and the recorded zonal offerings, offline (each cloud profile's
-``zone_findings``; the data and its sources are in gpu_fungibility.zones).
+``zone_findings``; the data and its sources are in each cloud's folder, gpu_fungibility.clouds.<cloud>.regions).
 
 A region the cloud does not have (``cluster.location``) is an error, and so is a GKE zone outside
 the cluster's region (GKE places node locations in the cluster's region only); EKS and AKS refuse
