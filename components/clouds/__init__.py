@@ -286,7 +286,13 @@ def load_extra_clouds(spec: str | None = None) -> tuple[str, ...]:
     modules = tuple(m.strip() for m in (os.environ.get(EXTRA_CLOUDS_ENV, "") if spec is None else spec).split(",")
                     if m.strip())
     for module in modules:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                raise ImportError(f"{EXTRA_CLOUDS_ENV} names {module!r}, which is not importable here (is its "
+                                  "folder on PYTHONPATH?)") from exc
+            raise
     return modules
 
 
