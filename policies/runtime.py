@@ -26,9 +26,9 @@ Three more things the runtime repeats, done once here (each keeps what a policy 
 - ``unknown_checking_proxy`` copied the whole property tree into proxies up front; :class:`_LazyDict` and
   :class:`_LazyList` (the runtime's proxy classes, so ``isinstance`` still holds) wrap a value when it is read,
   raising the same ``UnknownValueError`` with the same path; ``["__target"]`` is the plain value.
-- ``deserialize_properties(MessageToDict(...))`` walked each property tree twice; :func:`decode_struct` does
-  both in one walk (a map with Pulumi's signature key, a secret or an asset, is handed to the runtime's own
-  deserializer, so it comes out as before).
+- ``deserialize_properties(MessageToDict(...))`` walked each property tree twice;
+  :func:`policies.decoding.decode_struct` does both in one walk (a map with Pulumi's signature key, a secret
+  or an asset, is handed to the runtime's own deserializer, so it comes out as before).
 
 And one thing the runtime does not offer: answering many ``Analyze`` requests in one call. The Analyzer
 service has one call per resource, and each costs the Python gRPC server and client about half a millisecond
@@ -41,7 +41,8 @@ its traceback written to stderr as the gRPC server writes one). The engine never
 when a pack offers it, and falls back to one call per resource when it does not.
 
 ``GPU_FUNGIBILITY_GENERIC_POLICY_RUNTIME=1`` in the pack's environment leaves the runtime as it ships (a
-way to rule this module out; tests/test_policy_runtime.py holds both to the same verdicts).
+way to rule this module out). tests/test_policy_runtime.py holds both to byte-identical answers through the
+gate, and tests/engine/test_policy_runtime_engine.py to the same policy events under ``pulumi preview``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from .call_cache import current, memoized, memoized_method, one_cache_per_call, shared, watch  # noqa: F401 (shared: the rules' import)
+# ``shared`` is also what the rules import from here (stack_view, rules/support).
+from .call_cache import current, memoized, memoized_method, one_cache_per_call, shared, watch
 from .decoding import decode_struct, is_struct, struct_to_dict
 from .read_only import CHECK_ENV, READ_ONLY
 from .wire import BATCH_SERVICE, ERROR_FIELD, REPLY_FIELD, frame, read_frames
