@@ -21,12 +21,12 @@ import pulumi_kubernetes as k8s
 from . import argument_rules as rules
 from .base import Issues
 from .clouds.aks import arguments as aks_rules
+from .clouds.aks.system_pool import SYSTEM_POOL
 from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
 from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
 
 cs = azure_native.containerservice
 
-SYSTEM_POOL = "system"
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D4ds_v5"
 #: Azure CNI Overlay's pod range and the service range (private, outside the default 10.0.0.0/16 VNet).
 DEFAULT_POD_CIDR = "10.244.0.0/16"

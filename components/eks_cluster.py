@@ -26,12 +26,12 @@ import pulumi_kubernetes as k8s
 
 from . import argument_rules as rules
 from .base import Issues, LibraryComponent
+from .clouds.eks.system_pool import SYSTEM_NODE_GROUP
 from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
 from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
-SYSTEM_NODE_GROUP = "system"
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 DEFAULT_SYSTEM_INSTANCE_TYPES = ("m6i.large",)
 CLUSTER_ROLE_POLICIES = ("AmazonEKSClusterPolicy",)

@@ -57,12 +57,13 @@ def format_issues(issues: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConfig:
+def parse_stack_config(raw: dict[str, Any], *, checks: bool = True, components: bool = True) -> StackConfig:
     """Parse the namespace's keys (without the ``gpu-fungibility:`` prefix).
 
     Raises ConfigError with every problem found: the model's; then, once it parses, the
     rules that span keys and the components' checks together. ``checks=False`` stops after the
-    model (for tools and tests that look at one part of a config on purpose).
+    model (for tools and tests that look at one part of a config on purpose); ``components=False``
+    leaves out the components' checks, so parsing imports no cloud SDK (:func:`config_issues`).
     """
     issues: list[tuple[str, str]] = []
     for full_key in raw.get(MISSPELT_NAMESPACE, []):
@@ -77,10 +78,10 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True) -> StackConf
     except ValidationError as exc:
         issues.extend(_issues_from(exc))
         if checks:
-            issues += _issues_beside(data, exc, issues)
+            issues += _issues_beside(data, exc, issues, components)
         raise ConfigError(issues) from None
     if checks:
-        issues += config_issues(config) + provider_region_issues(config, raw.get(PROVIDER_REGIONS, {}))
+        issues += config_issues(config, components=components) + provider_region_issues(config, raw.get(PROVIDER_REGIONS, {}))
     if issues:
         raise ConfigError(issues)
     return config
@@ -105,13 +106,24 @@ def provider_region_issues(config: StackConfig, provider_config: dict[str, Any])
                   f"cluster.location: {value} if that is the region you meant)")]
 
 
-def config_issues(config: StackConfig) -> list[tuple[str, str]]:
-    """What a well-formed config can still get wrong, all at once: the rules that span keys
-    (:mod:`stacks.rules`) and the components' own checks of the arguments built from it."""
-    from stacks import composition_issues
+def config_issues(config: StackConfig, *, components: bool = True) -> list[tuple[str, str]]:
+    """What a well-formed config can still get wrong, all at once: the rules (:func:`rule_issues`) and,
+    unless ``components=False``, the components' own checks of the arguments built from it. The rules
+    import no cloud SDK; the checks import the component modules, and with them their cloud's SDK."""
+    issues = rule_issues(config)
+    if components:
+        from stacks.arguments import argument_issues
+
+        issues += argument_issues(config)
+    return list(dict.fromkeys(issues))
+
+
+def rule_issues(config: StackConfig) -> list[tuple[str, str]]:
+    """The rules that span keys (:mod:`stacks.rules`) and the cloud's own (``stacks/arguments/<cloud>.py``)."""
+    from stacks.arguments import cloud_arguments
     from stacks.rules import cross_field_issues
 
-    return list(dict.fromkeys([*cross_field_issues(config), *composition_issues(config)]))
+    return [*cross_field_issues(config), *cloud_arguments(config).issues(config)]
 
 
 _REPAIR_ROUNDS = 8
@@ -119,7 +131,8 @@ _REPAIR_ROUNDS = 8
 _STAND_INS = {("cluster", "name"): "stand-in-cluster-name"}
 
 
-def _issues_beside(data: dict[str, Any], exc: ValidationError, reported: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _issues_beside(data: dict[str, Any], exc: ValidationError, reported: list[tuple[str, str]],
+                   components: bool = True) -> list[tuple[str, str]]:
     """The other problems of a config the model refused: label, taint, range and cross-key ones.
 
     The refused parts are taken out (a key that has a default falls back to it; an entry without one,
@@ -142,7 +155,7 @@ def _issues_beside(data: dict[str, Any], exc: ValidationError, reported: list[tu
     else:
         return []
     try:
-        found = config_issues(partial)
+        found = config_issues(partial, components=components)
     except Exception:  # a rule that cannot judge a trimmed config adds nothing
         return []
     taken = [path for path, _ in reported]

@@ -19,7 +19,7 @@ AZURE_ZONES = ("1", "2", "3")
 
 def system_pool() -> str:
     """The pool name the AKS cluster's own system pool takes."""
-    from gpu_fungibility.aks_cluster import SYSTEM_POOL
+    from gpu_fungibility.clouds.aks.system_pool import SYSTEM_POOL
 
     return SYSTEM_POOL
 

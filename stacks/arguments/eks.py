@@ -28,7 +28,7 @@ MIN_CLUSTER_ZONES = 2
 
 def system_node_group() -> str:
     """The pool name the EKS cluster's own CPU node group takes."""
-    from gpu_fungibility.eks_cluster import SYSTEM_NODE_GROUP
+    from gpu_fungibility.clouds.eks.system_pool import SYSTEM_NODE_GROUP
 
     return SYSTEM_NODE_GROUP
 
