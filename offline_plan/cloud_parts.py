@@ -20,14 +20,7 @@ AREA = "offline_plan"
 
 def cloud_part(cloud: Any, area: str = AREA) -> ModuleType | None:
     """The cloud's module for ``area``, or None when the cloud has none (an unknown cloud still raises)."""
-    profile = clouds.profile(cloud)
-    expected = profile.parts.get(area) or f"{area}.{profile.name}"
-    try:
-        return clouds.part(profile, area)
-    except ModuleNotFoundError as exc:
-        if exc.name == expected:
-            return None
-        raise
+    return clouds.optional_part(cloud, area)
 
 
 def registered_parts(area: str = AREA) -> list[ModuleType]:

@@ -265,6 +265,22 @@ def part(cloud: "str | CloudProfile", area: str) -> Any:
     return importlib.import_module(found.parts.get(area) or f"{area}.{found.name}")
 
 
+def optional_part(cloud: "str | CloudProfile", area: str) -> Any:
+    """:func:`part`, or None where the cloud has no module for the area (it takes the area's shared behaviour).
+
+    A module that exists but fails to import still raises: only the absence of the cloud's own module is an
+    answer.
+    """
+    found = profile(cloud)
+    expected = found.parts.get(area) or f"{area}.{found.name}"
+    try:
+        return part(found, area)
+    except ModuleNotFoundError as exc:
+        if exc.name == expected:
+            return None
+        raise
+
+
 #: The clouds the project ships, each the folder of the same name beside this file. A new cloud adds its
 #: folder and its name here.
 SHIPPED_CLOUDS = ("gke", "eks", "aks")
