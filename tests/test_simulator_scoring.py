@@ -1,7 +1,8 @@
 """The simulator's kube-scheduler scores against the cases of Kubernetes' own scoring tests.
 
 Each case is a row of a table in k8s.io/kubernetes v1.35.4, pkg/scheduler/framework/plugins/ (named on the
-case), with the same inputs and expected scores; the formulas are the same at v1.34.4 and v1.36.3.
+case), with the same inputs and expected scores; the formulas are the same at v1.34.4 and v1.36.3, except
+NodeResourcesBalancedAllocation's, which v1.36.3 changed (its own table, at v1.36.3, below the 1.35 one).
 """
 
 from __future__ import annotations
