@@ -13,7 +13,8 @@ and a second checkout never shares a half-written binary with this one.
   main embeds the zip's ``schema.json`` (copied into the build folder, never into the repository). It is installed
   as the version the Python SDK asks for (``pulumi_kubernetes/pulumi-plugin.json``): the engine then names its
   default provider as it would name the released one.
-- gcp, aws, azure-native: the project's stand-ins (:mod:`pulumi_engine.standin`), installed with
+- every cloud provider a registered cloud names (``STANDIN_PACKAGES`` of ``pulumi_engine/<cloud>.py``): the
+  project's stand-in (:mod:`pulumi_engine.standin`), installed with
   ``pulumi plugin install resource <name> <version> --file`` under the version each SDK names.
 
 ``python -m pulumi_engine build`` (``make preview-build``) builds and installs; ``make preview`` does it on first use.
@@ -197,9 +198,10 @@ def _standin_launcher(package: str, version: str, cache: Path) -> Path:
 
 
 def install_plugins(tools_cli: Path, home: Path, kubernetes_provider: Path, cache: Path = CACHE) -> None:
-    """Install the kubernetes provider and the three stand-ins into ``home`` (PULUMI_HOME) when not already there."""
+    """Install the kubernetes provider and the registered clouds' stand-ins into ``home`` (PULUMI_HOME) when not
+    already there."""
     wanted = {"kubernetes": (sdk_plugin_version("kubernetes"), kubernetes_provider)}
-    for package in standin.PACKAGES:
+    for package in standin.packages():
         version = sdk_plugin_version(package)
         wanted[package] = (version, _standin_launcher(package, version, cache))
     env = {**os.environ, "PULUMI_HOME": str(home), "PULUMI_SKIP_UPDATE_CHECK": "1"}

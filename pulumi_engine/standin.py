@@ -1,4 +1,8 @@
-"""A stand-in resource provider plugin for a cloud whose real provider cannot be had here (gcp, aws, azure-native).
+"""A stand-in resource provider plugin for a cloud whose real provider cannot be had here.
+
+It serves the provider packages each registered cloud's real-engine module names (``STANDIN_PACKAGES`` of
+``pulumi_engine/<cloud>.py``, :mod:`pulumi_engine.cloud_parts`), and takes from the same module which outputs
+carry a cluster's credentials and how they point at the rehearsal's API server.
 
 The real Pulumi CLI starts it as it starts any provider plugin: it runs the executable, reads the port it prints,
 and speaks the ResourceProvider gRPC service to it. It claims the version the installed Python SDK names in its
@@ -13,9 +17,10 @@ What it does and does not do, so nobody mistakes it for the real provider:
   the offline plan's mocks, :func:`offline_plan.mocks.outputs_by_type`). In the ``first`` mode (a stack's first
   preview) every computed value is unknown, as a real provider's are before the resource exists; in the
   ``update`` mode they are known, as they are once the resource exists, except a cluster's API server address and
-  CA (:func:`without_credentials`). Outputs it does not list are left out, which the SDK reads as unknown in a
-  preview.
-- ``Invoke`` answers the offline plan's canned results (:func:`offline_plan.mocks.call_results`).
+  CA (:func:`without_credentials`; the ``apply`` mode answers the rehearsal's, :func:`with_cluster`). Outputs it
+  does not list are left out, which the SDK reads as unknown in a preview.
+- ``Invoke`` answers the offline plan's canned results (:func:`offline_plan.mocks.call_results`); a function
+  answering a cluster's credentials is answered as the cluster's outputs are (:func:`credentials_answer`).
 - ``Diff`` compares old and new inputs key by key; it knows none of the cloud's replacement rules
   (``plan_diff`` does).
 
@@ -33,6 +38,8 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
+from pulumi_engine import cloud_parts
+
 MODE_ENV = "GPU_FUNGIBILITY_STANDIN_MODE"
 MODES = ("first", "update")
 #: ``apply`` (``pulumi up`` onto the rehearsal's control plane, :mod:`pulumi_engine.up`): outputs known, and a
@@ -41,17 +48,29 @@ APPLY = "apply"
 CLUSTER_ENV = "GPU_FUNGIBILITY_STANDIN_CLUSTER"
 #: The engine's wire form of an unknown value (pulumi/sdk go/common/resource/plugin/rpc.go UnknownStringValue).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-#: The packages the project previews with a stand-in: the cloud providers that cannot be built from Go modules here.
-PACKAGES = {"gcp": "pulumi_gcp", "aws": "pulumi_aws", "azure-native": "pulumi_azure_native"}
-#: Every provider package the program uses -> its Python SDK's module.
-SDK_MODULES = {**PACKAGES, "kubernetes": "pulumi_kubernetes"}
+#: The provider the project builds for real (:mod:`pulumi_engine.build`) -> its Python SDK's module.
+REAL_PACKAGES = {"kubernetes": "pulumi_kubernetes"}
+
+
+def packages() -> dict[str, str]:
+    """The packages the project previews with a stand-in (the cloud providers that cannot be built from Go
+    modules here, as the registered clouds name them) -> their Python SDK's module."""
+    return cloud_parts.standin_packages()
+
+
+def sdk_modules() -> dict[str, str]:
+    """Every provider package the program uses -> its Python SDK's module."""
+    return {**packages(), **REAL_PACKAGES}
 
 
 def sdk_plugin_version(package: str) -> str:
     """The provider version the installed Python SDK asks the engine for (its ``pulumi-plugin.json``)."""
     import importlib.util
 
-    spec = importlib.util.find_spec(SDK_MODULES[package])
+    modules = sdk_modules()
+    if package not in modules:
+        raise LookupError(f"no registered cloud names the provider package {package}")
+    spec = importlib.util.find_spec(modules[package])
     if spec is None or not spec.submodule_search_locations:
         raise LookupError(f"the Python SDK of {package} is not installed")
     path = Path(next(iter(spec.submodule_search_locations))) / "pulumi-plugin.json"
@@ -61,8 +80,8 @@ def sdk_plugin_version(package: str) -> str:
 def unknown_over(inputs: Any, outputs: Any) -> Any:
     """``outputs`` as a preview sees them before the resource exists: what echoes the inputs stays, the rest is unknown.
 
-    Maps are walked key by key, so a computed field inside an input block (a GKE cluster's DNS endpoint inside
-    ``controlPlaneEndpointsConfig``) is unknown while the block's input fields stay known.
+    Maps are walked key by key, so a computed field inside an input block (a cluster's DNS endpoint inside its
+    endpoints block) is unknown while the block's input fields stay known.
     """
     if isinstance(inputs, dict) and isinstance(outputs, dict):
         return {k: unknown_over(inputs[k], v) if k in inputs else UNKNOWN for k, v in outputs.items()}
@@ -79,52 +98,32 @@ def computed_outputs(type_: str, name: str, inputs: dict[str, Any], mode: str) -
     return with_cluster(type_, outputs) if mode == APPLY else without_credentials(type_, outputs)
 
 
-def _cluster() -> dict[str, str]:
-    return json.loads(os.environ.get(CLUSTER_ENV) or "{}")
+def _api_server() -> cloud_parts.ApiServer | None:
+    target = json.loads(os.environ.get(CLUSTER_ENV) or "{}")
+    return cloud_parts.ApiServer(target["server"], target["ca"]) if target else None
 
 
 def with_cluster(type_: str, outputs: dict[str, Any]) -> dict[str, Any]:
-    """A cluster's outputs pointing at the API server of :data:`CLUSTER_ENV` (the rehearsal's, on loopback)."""
-    target = _cluster()
-    if type_ not in CREDENTIAL_OUTPUTS or not target:
+    """A cluster's outputs pointing at the API server of :data:`CLUSTER_ENV` (the rehearsal's, on loopback), as
+    the cloud's real-engine module points them (``outputs_at``)."""
+    api = _api_server()
+    _, part = cloud_parts.credential_outputs(type_)
+    if part is None or api is None:
         return outputs
-    out = json.loads(json.dumps(outputs))
-    host = target["server"].removeprefix("https://")
-    if type_ == "gcp:container/cluster:Cluster":
-        out["endpoint"] = host
-        out["masterAuth"] = {**(out.get("masterAuth") or {}), "clusterCaCertificate": target["ca"]}
-        dns = (out.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig")
-        if isinstance(dns, dict):
-            dns["endpoint"] = host
-    else:
-        out["endpoint"] = target["server"]
-        out["certificateAuthority"] = {"data": target["ca"]}
-    return out
+    return part.outputs_at(type_, json.loads(json.dumps(outputs)), api)
 
 
-def _kubeconfigs_for_cluster(result: dict[str, Any]) -> dict[str, Any]:
-    """AKS's user credentials (base64 kubeconfigs) pointed at the API server of :data:`CLUSTER_ENV`."""
-    import base64
-
-    import yaml
-
-    target = _cluster()
-    out = json.loads(json.dumps(result))
-    for entry in out.get("kubeconfigs") or []:
-        config = yaml.safe_load(base64.b64decode(entry["value"]))
-        for item in config.get("clusters") or []:
-            item["cluster"] = {"server": target["server"], "certificate-authority-data": target["ca"]}
-        entry["value"] = base64.b64encode(yaml.safe_dump(config).encode()).decode()
-    return out
-
-
-#: A cluster's credentials, as output paths: unknown in both modes (see :func:`without_credentials`).
-CREDENTIAL_OUTPUTS = {
-    "gcp:container/cluster:Cluster": ("endpoint", "masterAuth", "controlPlaneEndpointsConfig.dnsEndpointConfig.endpoint"),
-    "aws:eks/cluster:Cluster": ("endpoint", "certificateAuthority"),
-}
-#: Invokes whose answer is a cluster's credentials.
-CREDENTIAL_INVOKES = ("azure-native:containerservice:listManagedClusterUserCredentials",)
+def credentials_answer(token: str, result: dict[str, Any], mode: str) -> dict[str, Any]:
+    """What a provider function answering a cluster's credentials returns in ``mode``: every field unknown in a
+    preview, pointing at the API server of :data:`CLUSTER_ENV` in ``apply`` (the cloud module's ``invoke_at``);
+    any other function's result as it is."""
+    part = cloud_parts.credential_invoke(token)
+    if part is None:
+        return result
+    if mode != APPLY:
+        return {k: UNKNOWN for k in result}
+    api = _api_server()
+    return part.invoke_at(token, json.loads(json.dumps(result)), api) if api is not None else result
 
 
 def without_credentials(type_: str, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -136,7 +135,7 @@ def without_credentials(type_: str, outputs: dict[str, Any]) -> dict[str, Any]:
     In a real update preview both are known; this mode gives up only those values.
     """
     out = json.loads(json.dumps(outputs))
-    for path in CREDENTIAL_OUTPUTS.get(type_, ()):
+    for path in cloud_parts.credential_outputs(type_)[0]:
         *parents, last = path.split(".")
         holder = out
         for key in parents:
@@ -216,9 +215,7 @@ def _servicer(package: str, version: str, mode: str):
             if request.tok not in results:
                 return provider_pb2.InvokeResponse(failures=[provider_pb2.CheckFailure(
                     reason=f"the {package} stand-in has no answer for {request.tok}")])
-            result = results[request.tok]
-            if request.tok in CREDENTIAL_INVOKES:
-                result = _kubeconfigs_for_cluster(result) if mode == APPLY else {k: UNKNOWN for k in result}
+            result = credentials_answer(request.tok, results[request.tok], mode)
             return provider_pb2.InvokeResponse(**{"return": to_struct(result)})
 
         def GetMapping(self, request, context):  # noqa: N802

@@ -4,8 +4,9 @@ Kubernetes control plane (rehearse/harness: Kubernetes' own apiserver, scheduler
 The stand-in cloud plugins "create" the cloud resources and answer the control plane's address and CA as the
 cluster's endpoint (:data:`pulumi_engine.standin.MODE_ENV` ``apply``); the real pulumi-kubernetes provider then
 creates every Kubernetes object on that API server, through the kubeconfig the program builds. The program's
-kubeconfigs authenticate with the clouds' exec plugins (``gke-gcloud-auth-plugin``, ``aws eks get-token``,
-``kubelogin``): small stand-ins of the same names answer the control plane's token. Nothing leaves the machine.
+kubeconfigs authenticate with the clouds' exec plugins (each cloud's ``AUTH_COMMANDS`` in
+``pulumi_engine/<cloud>.py``): small stand-ins of the same names answer the control plane's token. Nothing leaves
+the machine.
 
 What cannot happen offline, and is reported as such (:data:`OFFLINE_FAILURES`): a Helm Release loads its chart
 from its registry, so each Release fails; ``--continue-on-error`` carries on with every resource that does not
@@ -24,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from pulumi_engine import build, standin
+from pulumi_engine import build, cloud_parts, standin
 from pulumi_engine.preview import (
     PASSPHRASE,
     PROJECT,
@@ -35,9 +36,6 @@ from pulumi_engine.preview import (
     run_cli,
 )
 
-#: The exec plugins the program's kubeconfigs name, per cloud (components/gke_cluster.py, eks_cluster.py,
-#: aks_cluster.py): each stand-in prints an ExecCredential with the control plane's token.
-AUTH_COMMANDS = ("gke-gcloud-auth-plugin", "aws", "kubelogin")
 TOKEN_ENV = "GPU_FUNGIBILITY_STANDIN_TOKEN"
 
 
@@ -72,9 +70,11 @@ class UpRun:
 
 
 def _auth_stubs(folder: Path) -> Path:
+    """A stand-in of each exec plugin the registered clouds' kubeconfigs run (:func:`cloud_parts.auth_commands`),
+    each printing an ExecCredential with the control plane's token."""
     credential = ('{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
                   '"status":{"token":"%s"}}')
-    for name in AUTH_COMMANDS:
+    for name in cloud_parts.auth_commands():
         stub = folder / name
         stub.write_text("#!/bin/sh\n# Stand-in exec credential plugin (pulumi_engine.up): the rehearsal's token.\n"
                         f"printf '{credential}\\n' \"${TOKEN_ENV}\"\n")

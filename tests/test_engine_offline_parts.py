@@ -36,7 +36,7 @@ def test_an_update_preview_knows_the_computed_outputs_but_not_the_clusters_crede
 
 
 def test_each_stand_in_claims_the_version_its_python_sdk_asks_for():
-    for package, module in standin.SDK_MODULES.items():
+    for package, module in standin.sdk_modules().items():
         version = standin.sdk_plugin_version(package)
         sdk = __import__(module)
         assert version == json.loads((__import__("pathlib").Path(sdk.__file__).parent
@@ -134,3 +134,70 @@ def test_make_preview_refuses_a_bad_or_missing_stack_before_building_anything(st
 
     assert main(["preview", "--stack", stack]) == EXIT_CANNOT
     assert "preview:" in capsys.readouterr().err
+
+
+def test_a_cloud_registered_later_brings_its_stand_in_facts_from_its_own_module(monkeypatch):
+    """The stand-in, the plugin install and ``up``'s exec plugins ask the registry: a cloud registered at runtime
+    with its own real-engine module is served, its credentials hidden in a preview and pointed at the API server
+    in ``up``, with no shared file changed."""
+    import sys
+    import types
+
+    from gpu_fungibility import clouds
+
+    from pulumi_engine import cloud_parts
+
+    part = types.ModuleType("engine_part_of_a_later_cloud")
+    part.STANDIN_PACKAGES = {"later": "pulumi_later"}
+    part.CREDENTIAL_OUTPUTS = {"later:index/cluster:Cluster": ("endpoint", "auth.ca")}
+    part.CREDENTIAL_INVOKES = ("later:index:getCredentials",)
+    part.AUTH_COMMANDS = ("later-auth", "aws")
+    part.outputs_at = lambda type_, outputs, api: {**outputs, "endpoint": api.server, "auth": {"ca": api.ca}}
+    part.invoke_at = lambda token, result, api: {**result, "server": api.host}
+
+    class Later(clouds.CloudProfile):
+        name, title = "later", "Later"
+        parts = {"pulumi_engine": part.__name__}
+
+    monkeypatch.setitem(sys.modules, part.__name__, part)
+    monkeypatch.setitem(clouds.PROFILES, "later", Later())
+
+    assert standin.packages()["later"] == "pulumi_later"
+    assert {"gcp", "aws", "azure-native", "later"} <= set(standin.packages())
+    assert cloud_parts.auth_commands()[-1] == "later-auth" and cloud_parts.auth_commands().count("aws") == 1
+    outputs = {"endpoint": "e", "auth": {"ca": "c", "user": "u"}, "arn": "a"}
+    hidden = standin.without_credentials("later:index/cluster:Cluster", outputs)
+    assert hidden == {"endpoint": UNKNOWN, "auth": {"ca": UNKNOWN, "user": "u"}, "arn": "a"}
+    monkeypatch.setenv(standin.CLUSTER_ENV, json.dumps({"server": "https://127.0.0.1:1", "ca": "Q0E="}))
+    pointed = standin.with_cluster("later:index/cluster:Cluster", outputs)
+    assert pointed["endpoint"] == "https://127.0.0.1:1" and pointed["auth"] == {"ca": "Q0E="}
+    assert outputs["endpoint"] == "e", "the table's outputs are changed only on a copy"
+    assert standin.credentials_answer("later:index:getCredentials", {"k": "v"}, "update") == {"k": UNKNOWN}
+    assert standin.credentials_answer("later:index:getCredentials", {"k": "v"}, standin.APPLY) == {
+        "k": "v", "server": "127.0.0.1:1"}
+    assert standin.credentials_answer("later:index:other", {"k": "v"}, "update") == {"k": "v"}
+
+
+def test_in_up_a_clusters_credentials_point_at_the_rehearsals_api_server(monkeypatch):
+    """Each shipped cloud's cluster (or its credentials function) answers the API server ``up`` names, in the
+    form the cloud's kubeconfig reads: GKE a bare host, EKS a URL, AKS a kubeconfig."""
+    import base64
+
+    import yaml
+
+    monkeypatch.setenv(standin.CLUSTER_ENV, json.dumps({"server": "https://127.0.0.1:6443", "ca": "Q0E="}))
+    gke = standin.computed_outputs("gcp:container/cluster:Cluster", "gke-cluster", {
+        "name": "c", "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": False}}},
+        standin.APPLY)
+    assert gke["endpoint"] == "127.0.0.1:6443" and gke["masterAuth"]["clusterCaCertificate"] == "Q0E="
+    assert gke["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["endpoint"] == "127.0.0.1:6443"
+    eks = standin.computed_outputs("aws:eks/cluster:Cluster", "eks", {"name": "e"}, standin.APPLY)
+    assert eks["endpoint"] == "https://127.0.0.1:6443" and eks["certificateAuthority"] == {"data": "Q0E="}
+    from offline_plan.mocks import call_results
+
+    token = "azure-native:containerservice:listManagedClusterUserCredentials"
+    answer = standin.credentials_answer(token, call_results()[token], standin.APPLY)
+    config = yaml.safe_load(base64.b64decode(answer["kubeconfigs"][0]["value"]))
+    assert [c["cluster"] for c in config["clusters"]] == [
+        {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}]
+    assert set(standin.credentials_answer(token, call_results()[token], "first").values()) == {UNKNOWN}
