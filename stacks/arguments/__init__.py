@@ -2,10 +2,14 @@
 
 The library's components take narrow, typed arguments (:mod:`gpu_fungibility`)
 and report problems in their own argument names (``autoscaling.max_nodes``).
-This module is the one place that knows both sides: each builder returns the
+This package is the one place that knows both sides: each builder returns the
 arguments of one component *and* a :class:`KeyPaths` that turns the
 component's argument paths back into the config key paths a user edits
-(``nodePools.a100.autoscaling.max``).
+(``nodePools.a100.autoscaling.max``). This module builds what every stack has
+(drivers, DRA claims, workloads); each cloud's network, cluster, pools and own
+components are built by its ``stacks/arguments/<cloud>.py`` on the base in
+:mod:`stacks.arguments.cloud`, found through the cloud registry
+(:func:`cloud_arguments`).
 
 :func:`argument_issues` runs every component's own check over the arguments
 the stack will pass, before anything is registered, so a stack reports every
