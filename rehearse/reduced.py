@@ -382,6 +382,32 @@ def balance_change(name: str) -> Scenario:
     return sc
 
 
+@gated_case("A pod with a ResourceClaim another pod allocated (a NIC of an allNodes slice) and a claim template, "
+            "on two nodes: 1.35's DynamicResources Score fails on it (\"number of allocations 1 is smaller than "
+            "number of claims\") and it stays pending; 1.36 reads the allocated claim from its status and places it "
+            "on the node its preferred affinity names.")
+def mixed_claims(name: str) -> Scenario:
+    sc = _scenario(name, _pool(name, "p0", "cpu"), _pool(name, "p1", "cpu"), family="shared-claim")
+    sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                             "metadata": {"name": f"{name}-nic0"},
+                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": nic_devices("nic0", 3, _Fixed()),
+                                      "pool": {"name": f"{name}-nic0", "generation": 1, "resourceSliceCount": 1}}})
+    nic = f"{name}-nic"
+    sc.device_classes.append(gen.device_class(nic, [device_selectors.driver_is(nic_driver(name))]))
+    claim = f"{name}-shared"
+    sc.claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                      "metadata": {"name": claim, "namespace": gen.NAMESPACE},
+                      "spec": {"devices": {"requests": [{"name": "nic", "exactly": _exactly(nic)}]}}})
+    first = _pod(name, resourceClaims=[{"name": "c0", "resourceClaimName": claim}])
+    first["nodeSelector"][POOL_LABEL] = "p0"
+    sc.groups.append(Group(f"{name}-g0", "Pod", 1, first, []))
+    both = _claimed(sc, "g1", [{"name": "nic", "exactly": _exactly(nic)}], pod=_pod(name, affinity={"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": {"matchExpressions": [
+            {"key": POOL_LABEL, "operator": "In", "values": ["p1"]}]}}]}}))
+    both.pod["resourceClaims"].append({"name": "shared", "resourceClaimName": claim})
+    return sc
+
+
 def build(key: str, index: int, cases: dict | None = None) -> Scenario:
     sc = (cases or CASES)[key][1](f"r{index:02d}")
     sc.index = index

@@ -204,6 +204,7 @@ class ScenarioSimulator:
         self.allocator = Allocator(classes, problems, later_all_quirk=later_all_takes_the_first_alternative(minor),
                                    features=DraFeatures.at(minor, document["resourceSlices"]))
         self.scorer = scorer
+        self.mixed_claims_error = mixed_claims_score_error(minor)
         templates = _by_key(document["templates"])
         claims = _by_key(document.get("claims") or ())
         self.groups: list[tuple[str, PodSpec, int]] = []
@@ -270,6 +271,8 @@ class ScenarioSimulator:
             if not found:  # unschedulable now: it waits for an event this scenario never makes
                 children.append(_pending(base, group))
                 continue
+            if self.score_errors(pods[group], found):
+                continue  # the same error again
             if self.scorer is not None:
                 found = list(self.scorer(pods[group], found, base))
             children += [self.commit(base, group, pods[group], c) for c in found]
@@ -363,9 +366,35 @@ class ScenarioSimulator:
             return [_pending(state, group)]  # PreFilter: unschedulable until the class exists
         if not found:
             return [_pending(state, group)]
+        if self.score_errors(pod, found):
+            return [_pending(state, group, error=True)]
         if self.scorer is not None:
             found = list(self.scorer(pod, found, state))
         return [self.commit(state, group, pod, c) for c in found]
+
+    def score_errors(self, pod: PodSpec, found: Sequence[Candidate]) -> bool:
+        """Whether DynamicResources' Score fails for the pod (see :func:`mixed_claims_score_error`): some of its
+        claims are allocated already, others are not, and more than one node passed the filters (with one,
+        kube-scheduler binds without scoring)."""
+        if not self.mixed_claims_error:
+            return False
+        allocated = {entry for c in found for entry, _, _ in c.reused}
+        if not allocated or all(claim.entry in allocated for claim in pod.claims):
+            return False
+        return sum(c.count for c in {(c.pool, c.state): c for c in found}.values()) > 1
+
+
+def mixed_claims_score_error(minor: str | None) -> bool:
+    """Whether kube-scheduler at ``minor`` fails to score a pod with claims allocated before it and claims to
+    allocate: 1.35's DynamicResources ``computeScore`` reads the allocation of claim ``i`` (of all the pod's claims)
+    from the results of the claims it allocated in this cycle, and errs "number of allocations N is smaller than
+    number of claims" past their end (k8s.io/kubernetes v1.35.4, pkg/scheduler/framework/plugins/dynamicresources/
+    dynamicresources.go lines 860-868). The pod meets a scheduling error, is tried again, and stays pending while
+    more than one node can take it. 1.34 has no DRA score; 1.36 reads an allocated claim from its status
+    (v1.36.3, lines 1101-1125)."""
+    if minor is None:
+        return False
+    return tuple(int(x) for x in str(minor).lstrip("v").split(".")[:2]) == (1, 35)
 
 
 def _pending(state: State, group: str, *, error: bool = False) -> State:

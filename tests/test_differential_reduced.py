@@ -125,3 +125,22 @@ def test_1_36_scores_the_change_a_pod_makes_to_a_nodes_balance():
         return outcomes(json.loads((FIXTURES / f"reduced-balance-change-v{minor}.json").read_text()))
     assert placed("1.35") == Counter({("g0", "p0", ()): 1, ("g1", "p1", ()): 1})
     assert placed("1.36") == Counter({("g0", "p0", ()): 1, ("g1", "p0", ()): 1})
+
+
+def test_1_35_fails_to_score_a_pod_with_claims_allocated_and_not():
+    """reduced-mixed-claims-v1.3x.json: a pod naming a claim another pod allocated (a NIC every node is offered) and
+    a claim template of its own, two nodes able to take it: kube-scheduler v1.35.4's DynamicResources Score errs and
+    the pod stays pending; v1.36.3 places it (rehearse.simside.mixed_claims_score_error)."""
+    def recorded_at(minor: str) -> dict:
+        return json.loads((FIXTURES / f"reduced-mixed-claims-v{minor}.json").read_text())
+    old, new = recorded_at("1.35"), recorded_at("1.36")
+    assert outcomes(old) == Counter({("g0", "p0", ("nic0-0",)): 1, ("g1", None, ()): 1})
+    assert "number of allocations 1 is smaller than number of claims" in next(
+        p["reason"] for p in old["observed"]["pods"] if p["node"] is None)
+    assert outcomes(new) == Counter({("g0", "p0", ("nic0-0",)): 1, ("g1", "p1", ("nic0-1", "nic0-0")): 1})
+
+
+@pytest.mark.parametrize(("minor", "errs"), [("v1.34.4", False), ("1.35", True), ("v1.35.4", True),
+                                             ("v1.36.3", False), (None, False)])
+def test_the_mixed_claims_score_error_is_1_35s(minor, errs):
+    assert simside.mixed_claims_score_error(minor) is errs
