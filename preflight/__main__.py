@@ -64,11 +64,8 @@ def _run(args: argparse.Namespace, policy: CallPolicy) -> int:
     from gpu_fungibility import clouds
 
     cloud = cfg.cluster.cloud
-    try:
-        checks = clouds.part(cloud, AREA)
-    except ModuleNotFoundError as exc:
-        if exc.name != (clouds.profile(cloud).parts.get(AREA) or f"{AREA}.{cloud}"):
-            raise
+    checks = clouds.optional_part(cloud, AREA)
+    if checks is None:
         return fail(f"preflight: no preflight for {clouds.profile(cloud).title} stacks yet (cluster.cloud: {cloud})")
     return checks.run(args, cfg, other_config, Calls(policy))
 

@@ -131,12 +131,5 @@ def for_cloud(cloud: str) -> CloudArguments:
 def registered() -> list[CloudArguments]:
     """The stack arguments of every registered cloud that has a stack (a cloud registered for the library or
     the policy pack alone has none)."""
-    found = []
-    for name in clouds.names():
-        module = clouds.profile(name).parts.get(AREA) or f"{AREA}.{name}"
-        try:
-            found.append(for_cloud(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return found
+    modules = [clouds.optional_part(name, AREA) for name in clouds.names()]
+    return [module.ARGUMENTS for module in modules if module is not None]
