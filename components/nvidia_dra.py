@@ -75,10 +75,12 @@ class NvidiaDraDriverArgs(DriverReleaseArgs):
     kubelet plugin runs: the DRA GPU pools whose ``node_taints`` it is given."""
 
     cloud: str
-    """``gke`` or ``eks``: where the driver lives on the host and how critical pods are admitted."""
+    """A registered cloud (``gke``, ``eks``, ``aks``, ...): its profile says where the driver lives on the host
+    and how critical pods are admitted."""
     resource_quota: NotRequired[bool]
     """Create seed 004's ResourceQuota admitting system-critical pods in the driver's namespace
-    (default: on EKS; on GKE the plugin runs without a priority class instead)."""
+    (default: as the cloud's profile says, on EKS and AKS; on GKE the plugin runs without a priority class
+    instead)."""
 
 
 class NvidiaDraDriver(DriverRelease):
