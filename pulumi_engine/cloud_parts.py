@@ -42,9 +42,10 @@ class ApiServer:
 def parts() -> list[ModuleType]:
     """The real-engine modules of the registered clouds, in registration order (read each time: a cloud may
     register after this module is imported)."""
-    from offline_plan.cloud_parts import registered_parts
+    from gpu_fungibility import clouds
 
-    return registered_parts(AREA)
+    found = (clouds.optional_part(name, AREA) for name in clouds.names())
+    return [part for part in found if part is not None]
 
 
 def standin_packages() -> dict[str, str]:
