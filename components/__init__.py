@@ -68,8 +68,13 @@ def _registered(table: str) -> dict[str, str]:
 
 
 def component_modules() -> dict[str, str]:
-    """Every public component, by the module that defines it: each registered cloud's, then the shared ones."""
-    return {**_registered("library_components"), **SHARED_COMPONENTS}
+    """Every public component, by the module that defines it: the shared ones, then each registered cloud's.
+
+    The order is the schema's: Pulumi's analyzer types a shared argument type (``Taint``) where it first meets
+    it, and the shared components take it as an input (``pulumi.Input[list[Taint]]``), so its fields stay
+    inputs in every language's SDK.
+    """
+    return {**SHARED_COMPONENTS, **_registered("library_components")}
 
 
 def args_modules() -> dict[str, str]:

@@ -194,3 +194,10 @@ def test_the_modules_of_each_package_import_each_other_one_way(package):
 
     cycles = sorted(m for m in graph if reaches(m, m))
     assert not cycles, {m: sorted(graph[m]) for m in cycles}
+
+
+def test_a_shared_type_taken_as_an_input_keeps_input_fields(schema):
+    """``Taint`` is an input of the drivers (``pulumi.Input[list[Taint]]``): another language's SDK must accept an
+    output for its fields, whichever cloud's components are registered."""
+    fields = schema["types"]["gpu-fungibility:index:Taint"]["properties"]
+    assert not [name for name, field in fields.items() if field.get("plain")]
