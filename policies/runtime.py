@@ -52,7 +52,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-# ``shared`` is also what the rules import from here (stack_view, rules/support).
+# The rules take ``shared`` from call_cache itself; these names stay importable from here.
 from .call_cache import current, memoized, memoized_method, one_cache_per_call, shared, watch
 from .decoding import decode_struct, is_struct, struct_to_dict
 from .read_only import CHECK_ENV, READ_ONLY

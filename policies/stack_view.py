@@ -39,8 +39,8 @@ from pulumi_policy.proxy import (
 )
 
 from . import cloud_parts, facts
+from .call_cache import shared
 from .charts import DriverRelease, chart_kind, coalesce, defaults_for
-from .runtime import shared
 from .unknowns import (
     SENTINELS,
     UNKNOWN,

@@ -29,7 +29,7 @@ from gpu_fungibility.support_calendar import (
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from .. import cloud_parts
-from ..runtime import shared
+from ..call_cache import shared
 from ..stack_view import UNKNOWN, dig, plain
 from ..unknowns import NotJudged, is_unknown
 from .versions import MIN_VERSION
