@@ -150,7 +150,12 @@ class CloudProfile:
         return cpu - reserved_cpu, memory - reserved_memory - self.eviction_hard_mib
 
     def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
-        raise NotImplementedError
+        """Labels the library puts on the nodes of an accelerator pool. By default (a cloud with no labels of its
+        own for this): ``nvidia.com/gpu.present=true`` on GPU pools, plus ``nvidia.com/gpu.dra=true`` on DRA
+        ones, the labels the NVIDIA DRA driver's kubelet plugin and the device plugin select on."""
+        if family != "gpu":
+            return {}
+        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true"} if dra else {w.GPU_PRESENT: "true"}
 
     def stack_labels(self, pool: "PoolSpec") -> dict[str, str]:
         """Labels the library sets on every node of the pool (the caller's labels last)."""
@@ -175,8 +180,16 @@ class CloudProfile:
         raise NotImplementedError
 
     def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
-        """The ``nodeSelector`` that steers a workload's pods (and the autoscaler) to its pools."""
-        raise NotImplementedError
+        """The ``nodeSelector`` that steers a workload's pods (and the autoscaler) to its pools. By default the
+        labels the library sets on every pool the claim can use (``nvidia.com/gpu.dra=true`` and the caller's
+        shared labels): they keep pods and the autoscaler off CPU and device-plugin pools."""
+        if not pools:
+            return None
+        common = self.stack_labels(pools[0])
+        for pool in pools[1:]:
+            labels = self.stack_labels(pool)
+            common = {k: v for k, v in common.items() if labels.get(k) == v}
+        return common or None
 
     def implied_tolerations(self, node_selector: Mapping[str, str]) -> list[dict[str, str]]:
         """Tolerations the cloud adds to a pod by itself (GKE: a selected compute class's taint)."""

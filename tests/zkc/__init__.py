@@ -43,9 +43,6 @@ class Zkc(CloudProfile):
     def kube_reserved(self, host: HostShape) -> CpuMemory:
         return cpu_reserved_millicores(host.vcpus), 1024
 
-    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
-        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true"} if dra else {w.GPU_PRESENT: "true"}
-
     def stack_taints(self, pool: PoolSpec) -> list[NodeTaint]:
         return []
 

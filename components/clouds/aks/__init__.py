@@ -7,7 +7,6 @@ from ... import catalog, node_capacity, zones
 from ... import wiring_keys as w
 from ...node_selection import NodeTaint
 from .. import CloudProfile, CpuMemory, Issues, machines_hint, register
-from ..eks import Eks
 from . import calendar as calendar_rows
 from . import capacity as capacity_model
 from . import machines as machine_table
@@ -74,9 +73,6 @@ class Aks(CloudProfile):
         return (capacity_model.cpu_reserved_millicores(host.vcpus),
                 capacity_model.kube_reserved_mib(nominal, max_pods))
 
-    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
-        return Eks.accelerator_labels(self, family, dra)  # type: ignore[arg-type]
-
     def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
         # AKS does not taint GPU nodes (learn.microsoft.com/azure/aks/use-nvidia-gpu suggests a taint); the
         # library taints them as on EKS, so only pods that tolerate GPUs land there.
@@ -98,8 +94,6 @@ class Aks(CloudProfile):
         # learn.microsoft.com/azure/aks/internal-lb: the Azure cloud provider builds an internal load balancer
         # for a Service annotated service.beta.kubernetes.io/azure-load-balancer-internal: "true".
         return {} if public else {AZURE_LB_INTERNAL: "true"}
-
-    workload_node_selector = Eks.workload_node_selector
 
     def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
                                 image_type: str | None = None) -> list[str]:

@@ -62,11 +62,6 @@ class Eks(CloudProfile):
     #: EKS AMI types whose nodes run the NVIDIA device plugin as a host service.
     AMIS_WITH_DEVICE_PLUGIN = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
 
-    def accelerator_labels(self, family: str, dra: bool) -> dict[str, str]:
-        if family != "gpu":
-            return {}
-        return {w.GPU_PRESENT: "true", w.GPU_DRA: "true"} if dra else {w.GPU_PRESENT: "true"}
-
     def stack_taints(self, pool: "PoolSpec") -> list[NodeTaint]:
         return [NodeTaint(w.GPU_TAINT_KEY, "true", "NoSchedule")] if pool.family == "gpu" else []
 
@@ -82,17 +77,6 @@ class Eks(CloudProfile):
         if public:
             return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internet-facing"}
         return {AWS_LB_TYPE: "nlb", AWS_LB_SCHEME: "internal", AWS_LB_INTERNAL: "true"}
-
-    def workload_node_selector(self, pools: Sequence["PoolSpec"], compute_class: str | None) -> dict[str, str] | None:
-        # The labels the library sets on every pool the claim can use (nvidia.com/gpu.dra=true and the
-        # caller's shared labels) keep pods and the Cluster Autoscaler off CPU and device-plugin groups.
-        if not pools:
-            return None
-        common = self.stack_labels(pools[0])
-        for pool in pools[1:]:
-            labels = self.stack_labels(pool)
-            common = {k: v for k, v in common.items() if labels.get(k) == v}
-        return common or None
 
     def built_in_device_plugins(self, family: str, node_labels: Mapping[str, str],
                                 image_type: str | None = None) -> list[str]:
