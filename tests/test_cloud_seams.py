@@ -38,6 +38,8 @@ def test_the_scan_finds_each_kind_of_branch(tmp_path: Path):
     shared = tmp_path / "shared.py"
     shared.write_text(textwrap.dedent('''
         """A docstring naming gke, eks and aks is not code."""
+        LIMIT: int = 1
+        """Nor is a field's docstring naming gke."""
         def gke_only(cloud):
             if cloud == "gke":
                 return {"eks": 1}["eks"]

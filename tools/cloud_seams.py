@@ -73,14 +73,10 @@ def _is_cloud_string(node: ast.AST) -> str | None:
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = getattr(node, "body", [])
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                ids.add(id(body[0].value))
-    return ids
+    """Strings standing alone as statements: docstrings, and the attribute docstrings of fields (a TypedDict's,
+    a class's), which Pulumi's analyzer and Sphinx read as documentation."""
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
 
 
 def branch_sites(path: Path, root: Path = ROOT) -> list[Site]:
