@@ -20,20 +20,20 @@ from typing import Any
 #: Every public component that belongs to no one cloud, by the module that defines it. Each cloud's own
 #: components are declared by its profile (``library_components``, in ``clouds/<cloud>/``).
 SHARED_COMPONENTS: dict[str, str] = {
-    "NvidiaDriverInstaller": "driver_installer",
+    "NvidiaDriverInstaller": "clouds.gke.driver_installer",
     "NvidiaDraDriver": "nvidia_dra",
     "TpuDraDriver": "tpu_dra",
     "NvidiaDevicePlugin": "device_plugin",
     "DraClaims": "claims",
     "WorkloadNamespace": "workload",
     "VllmWorkload": "workload",
-    "ClusterAutoscaler": "cluster_autoscaler",
+    "ClusterAutoscaler": "clouds.eks.cluster_autoscaler",
 }
 #: The argument types and errors that belong to no one cloud (each cloud's: its profile's ``library_args``).
 SHARED_ARGS: dict[str, str] = {
     "PoolAutoscaling": "pool_args",
     "Taint": "pool_args",
-    "NvidiaDriverInstallerArgs": "driver_installer",
+    "NvidiaDriverInstallerArgs": "clouds.gke.driver_installer",
     "NvidiaDraDriverArgs": "nvidia_dra",
     "TpuDraDriverArgs": "tpu_dra",
     "NvidiaDevicePluginArgs": "device_plugin",
@@ -51,7 +51,7 @@ SHARED_ARGS: dict[str, str] = {
     "MigServer": "workload",
     "ServingPool": "workload",
     "ServingResources": "workload",
-    "ClusterAutoscalerArgs": "cluster_autoscaler",
+    "ClusterAutoscalerArgs": "clouds.eks.cluster_autoscaler",
     "ComponentArgsError": "errors",
     "UnknownCloudError": "errors",
 }

@@ -1,7 +1,7 @@
 """AKS's share of the real-engine path: the pulumi-azure-native stand-in, and the AKS credentials pointed at the
 rehearsal.
 
-The program reads the cluster's kubeconfig from ``listManagedClusterUserCredentials`` (components/aks_cluster.py),
+The program reads the cluster's kubeconfig from ``listManagedClusterUserCredentials`` (components/clouds/aks/cluster.py),
 not from the cluster's outputs; that kubeconfig authenticates with ``kubelogin``.
 """
 

@@ -1,6 +1,6 @@
 """EKS's share of the real-engine path: the pulumi-aws stand-in, and the EKS cluster pointed at the rehearsal.
 
-The cluster's kubeconfig (components/eks_cluster.py) reaches the API server at the cluster's ``endpoint`` with
+The cluster's kubeconfig (components/clouds/eks/cluster.py) reaches the API server at the cluster's ``endpoint`` with
 the CA of ``certificateAuthority.data``, and authenticates with ``aws eks get-token``.
 """
 

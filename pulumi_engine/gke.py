@@ -1,6 +1,6 @@
 """GKE's share of the real-engine path: the pulumi-gcp stand-in, and the GKE cluster pointed at the rehearsal.
 
-The cluster's kubeconfig (components/gke_cluster.py) reaches the API server at the cluster's ``endpoint``, or at
+The cluster's kubeconfig (components/clouds/gke/cluster.py) reaches the API server at the cluster's ``endpoint``, or at
 its DNS endpoint when the stack asks for it, with the CA of ``masterAuth``, and authenticates with
 ``gke-gcloud-auth-plugin``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_fungibility.clouds.gke import PROFILE
-from gpu_fungibility.gke_cluster import AUTH_PLUGIN
+from gpu_fungibility.clouds.gke.cluster import AUTH_PLUGIN
 
 from pulumi_engine.cloud_parts import ApiServer
 

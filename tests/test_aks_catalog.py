@@ -8,9 +8,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from gpu_fungibility import aks_node_pools, catalog, clouds
+from gpu_fungibility import catalog, clouds
 from gpu_fungibility.clouds.aks import capacity as aks_capacity
 from gpu_fungibility.clouds.aks import machines as aks_machines
+from gpu_fungibility.clouds.aks import node_pools as aks_node_pools
 
 from tests import machine_data
 from tools import record_aks_sizes as recorder
@@ -77,7 +78,7 @@ def test_the_size_pages_agree_with_azure_s_resource_skus(row):
 
 
 def test_the_sizes_the_project_names_outside_the_catalog_are_azure_s():
-    from gpu_fungibility.aks_cluster import DEFAULT_SYSTEM_VM_SIZE
+    from gpu_fungibility.clouds.aks.cluster import DEFAULT_SYSTEM_VM_SIZE
 
     assert SKUS[DEFAULT_SYSTEM_VM_SIZE]["gpus"] == 0
     assert (SKUS[DEFAULT_SYSTEM_VM_SIZE]["vcpus"], SKUS[DEFAULT_SYSTEM_VM_SIZE]["memory_mib"]) == (4, 16 * 1024)

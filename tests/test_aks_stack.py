@@ -247,7 +247,7 @@ def test_the_library_reports_pool_problems_in_its_own_argument_names():
 
 
 def test_scale_set_regexes_match_only_their_own_pool():
-    from gpu_fungibility.aks_node_pools import scale_set_regex
+    from gpu_fungibility.clouds.aks.node_pools import scale_set_regex
 
     assert re.fullmatch(scale_set_regex("a100"), "aks-a100-27185104-vmss")
     assert not re.fullmatch(scale_set_regex("a100"), "aks-a100od-27185104-vmss")

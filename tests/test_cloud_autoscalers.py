@@ -47,7 +47,7 @@ def test_the_eks_autoscaler_is_the_newest_patch_with_dra_read_access(eks_dev):
 
 
 def test_from_1_35_the_autoscaler_reads_dra_objects_even_without_dra_pools():
-    from gpu_fungibility.cluster_autoscaler import dra_mode_locked_on
+    from gpu_fungibility.clouds.eks.cluster_autoscaler import dra_mode_locked_on
 
     assert not dra_mode_locked_on("1.34") and dra_mode_locked_on("1.35") and dra_mode_locked_on("1.36")
 

@@ -46,7 +46,7 @@ def aks_args(**extra):
 
 
 def aks_issues(**extra):
-    from gpu_fungibility.aks_node_pools import AksGpuNodePool
+    from gpu_fungibility.clouds.aks.node_pools import AksGpuNodePool
 
     return AksGpuNodePool.issues("gpu", aks_args(**extra))
 

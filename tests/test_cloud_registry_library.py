@@ -66,7 +66,7 @@ def test_an_unregistered_cloud_has_no_calendar_and_no_channel_default():
 def test_its_components_join_the_package(nimbus):
     assert gpu_fungibility.component_modules()["NimbusCluster"] == "nimbus_cluster"
     assert "NimbusClusterArgs" in gpu_fungibility.__all__
-    assert gpu_fungibility.component_modules()["GkeGpuNodePool"] == "gke_pools"
+    assert gpu_fungibility.component_modules()["GkeGpuNodePool"] == "clouds.gke.pools"
 
 
 def test_the_machine_table_doc_lists_the_shipped_clouds_only(nimbus):

@@ -54,5 +54,5 @@ def test_the_scan_finds_each_kind_of_branch(tmp_path: Path):
 def test_per_cloud_folders_and_modules_are_exempt():
     assert cloud_seams.is_per_cloud(Path("components/clouds/gke/machines.py"))
     assert cloud_seams.is_per_cloud(Path("stacks/arguments/aks.py"))
-    assert cloud_seams.is_per_cloud(Path("components/eks_cluster.py"))
+    assert cloud_seams.is_per_cloud(Path("policies/rules/gke_compute_class.py"))
     assert not cloud_seams.is_per_cloud(Path("components/catalog.py"))

@@ -13,17 +13,17 @@ from typing import Any, NotRequired
 import pulumi
 import pytest
 from gpu_fungibility import schema_docs
-from gpu_fungibility.aks_cluster import AksClusterArgs
-from gpu_fungibility.aks_network import AksNetworkArgs
-from gpu_fungibility.aks_node_pools import AksGpuNodePool, AksGpuNodePoolArgs
+from gpu_fungibility.clouds.aks.cluster import AksClusterArgs
+from gpu_fungibility.clouds.aks.network import AksNetworkArgs
+from gpu_fungibility.clouds.aks.node_pools import AksGpuNodePool, AksGpuNodePoolArgs
+from gpu_fungibility.clouds.eks.cluster import EksClusterArgs
+from gpu_fungibility.clouds.eks.network import EksNetworkArgs
+from gpu_fungibility.clouds.eks.node_groups import EksGpuNodeGroup, EksGpuNodeGroupArgs
+from gpu_fungibility.clouds.gke.cluster import GkeClusterArgs
+from gpu_fungibility.clouds.gke.network import GkeNetworkArgs
+from gpu_fungibility.clouds.gke.pools import GkeGpuNodePool, GkeNodePoolArgs, GkeTpuNodePool
 from gpu_fungibility.cluster_base import ClusterArgs
 from gpu_fungibility.driver_release import DriverRelease, DriverReleaseArgs
-from gpu_fungibility.eks_cluster import EksClusterArgs
-from gpu_fungibility.eks_network import EksNetworkArgs
-from gpu_fungibility.eks_node_groups import EksGpuNodeGroup, EksGpuNodeGroupArgs
-from gpu_fungibility.gke_cluster import GkeClusterArgs
-from gpu_fungibility.gke_network import GkeNetworkArgs
-from gpu_fungibility.gke_pools import GkeGpuNodePool, GkeNodePoolArgs, GkeTpuNodePool
 from gpu_fungibility.network_base import NetworkArgs
 from gpu_fungibility.node_pool_base import AcceleratorPool
 from gpu_fungibility.nvidia_dra import NvidiaDraDriverArgs

@@ -7,7 +7,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from gpu_fungibility.gke_cluster import GkeCluster, cluster_issues, kubeconfig
+from gpu_fungibility.clouds.gke.cluster import GkeCluster, cluster_issues, kubeconfig
 
 from offline_plan.run import run_stack, run_stack_file
 from stacks.loader import ConfigError, parse_stack_config

@@ -7,11 +7,11 @@ import re
 
 import pytest
 from gpu_fungibility import dra_wiring
-from gpu_fungibility.cluster_autoscaler import expander_priorities, image_tag_issues, priorities_document
+from gpu_fungibility.clouds.eks.cluster import kubeconfig
+from gpu_fungibility.clouds.eks.cluster_autoscaler import expander_priorities, image_tag_issues, priorities_document
+from gpu_fungibility.clouds.eks.network import plan_subnets
+from gpu_fungibility.clouds.eks.node_groups import EksGpuNodeGroup, asg_name_regex, node_template_tags
 from gpu_fungibility.device_plugin import device_plugin_values, dra_exclusion_issues
-from gpu_fungibility.eks_cluster import kubeconfig
-from gpu_fungibility.eks_network import plan_subnets
-from gpu_fungibility.eks_node_groups import EksGpuNodeGroup, asg_name_regex, node_template_tags
 from gpu_fungibility.helm_values import merge
 
 from stacks import arguments, composition_issues

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from gpu_fungibility.gke_cluster import cluster_issues, kubeconfig, node_account_id
-from gpu_fungibility.gke_network import network_issues, region_of
-from gpu_fungibility.gke_pools import initial_nodes_per_zone
+from gpu_fungibility.clouds.gke.cluster import cluster_issues, kubeconfig, node_account_id
+from gpu_fungibility.clouds.gke.network import network_issues, region_of
+from gpu_fungibility.clouds.gke.pools import initial_nodes_per_zone
 
 from offline_plan.run import PlanRun, read_stack_file, run_stack, run_stack_file
 from stacks import arguments

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpu_fungibility.compute_class import compute_class_spec
+from gpu_fungibility.clouds.gke.compute_class import compute_class_spec
 
 from offline_plan.run import PlanRun, run_stack
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpu_fungibility.gke_pools import tpu_placement
+from gpu_fungibility.clouds.gke.pools import tpu_placement
 
 from offline_plan.run import PlanRun, run_stack_file
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from components import driver_installer, helm_values, images, pins
+from components import helm_values, images, pins
+from components.clouds.gke import driver_installer
 from offline_plan.planjson import plan_document
 from offline_plan.run import run_stack_file
 

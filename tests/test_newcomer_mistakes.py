@@ -426,7 +426,7 @@ def test_an_eks_or_classic_pool_still_grows_to_its_max():
 # --- AKS facts this month -------------------------------------------------------------------------------------
 
 def test_the_rtx_pro_6000_bse_v6_sizes_run_the_grid_driver_as_agentbaker_says():
-    from gpu_fungibility import aks_node_pools
+    from gpu_fungibility.clouds.aks import node_pools as aks_node_pools
 
     lines = (FIXTURES / "agentbaker_rtxpro6000_sizes.txt").read_text().splitlines()
     recorded = {line for line in lines if line and not line.startswith("#")}

@@ -1,7 +1,7 @@
 """Where shared code still knows the clouds by name.
 
 A module is *per-cloud* when it lives in a folder named after a cloud (``components/clouds/gke/``) or when
-its own name starts with a cloud's name (``gke_pools.py``, ``stacks/eks.py``); everything else is shared.
+its own name starts with a cloud's name (``policies/rules/gke_compute_class.py``, ``stacks/eks.py``); everything else is shared.
 Shared code should ask the cloud registry (``gpu_fungibility.registry``) and never name a cloud. This scan
 counts the two ways it still does:
 

@@ -44,7 +44,7 @@ PAGES = ("nca100v4-series.md", "ncadsh100v5-series.md", "ndh100v5-series.md", "n
 SKU_REPOSITORY = "kubernetes/autoscaler"
 SKU_PATH = "cluster-autoscaler/cloudprovider/azure/azure_instance_types.go"
 #: General-purpose sizes the project names outside the catalog: the default system pool
-#: (components/aks_cluster.py) and the sizes of the published AKS node measurements
+#: (components/clouds/aks/cluster.py) and the sizes of the published AKS node measurements
 #: (tests/fixtures/azure_general_vm_sizes.csv).
 OTHER_SIZES = ("Standard_D4ds_v5", "Standard_DS1_v2", "Standard_DS2_v2")
 

@@ -55,10 +55,11 @@ class Aks(CloudProfile):
     pool_type = "azure-native:containerservice:AgentPool"
     machines = machine_table.MACHINES
     support_calendar = calendar_rows.CALENDAR
-    library_components = {"AksNetwork": "aks_network", "AksCluster": "aks_cluster", "AksGpuNodePool": "aks_node_pools",
-                          "AksAutoscalerPriorities": "aks_autoscaler"}
-    library_args = {"AksNetworkArgs": "aks_network", "AksClusterArgs": "aks_cluster", "AksSystemPool": "aks_cluster",
-                    "AksGpuNodePoolArgs": "aks_node_pools", "AksAutoscalerPrioritiesArgs": "aks_autoscaler"}
+    library_components = {"AksNetwork": "clouds.aks.network", "AksCluster": "clouds.aks.cluster",
+                          "AksGpuNodePool": "clouds.aks.node_pools", "AksAutoscalerPriorities": "clouds.aks.autoscaler"}
+    library_args = {"AksNetworkArgs": "clouds.aks.network", "AksClusterArgs": "clouds.aks.cluster",
+                    "AksSystemPool": "clouds.aks.cluster", "AksGpuNodePoolArgs": "clouds.aks.node_pools",
+                    "AksAutoscalerPrioritiesArgs": "clouds.aks.autoscaler"}
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # The kernel's share fitted below AKS measurements (capacity.kernel_reserved_mib).

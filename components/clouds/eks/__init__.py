@@ -43,9 +43,10 @@ class Eks(CloudProfile):
     DEFAULT_MAX_PODS = 110
     machines = machine_table.MACHINES
     support_calendar = calendar_rows.CALENDAR
-    library_components = {"EksNetwork": "eks_network", "EksCluster": "eks_cluster", "EksGpuNodeGroup": "eks_node_groups"}
-    library_args = {"EksNetworkArgs": "eks_network", "EksClusterArgs": "eks_cluster",
-                    "EksSystemNodeGroup": "eks_cluster", "EksGpuNodeGroupArgs": "eks_node_groups"}
+    library_components = {"EksNetwork": "clouds.eks.network", "EksCluster": "clouds.eks.cluster",
+                          "EksGpuNodeGroup": "clouds.eks.node_groups"}
+    library_args = {"EksNetworkArgs": "clouds.eks.network", "EksClusterArgs": "clouds.eks.cluster",
+                    "EksSystemNodeGroup": "clouds.eks.cluster", "EksGpuNodeGroupArgs": "clouds.eks.node_groups"}
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # A share fitted below public measurements (capacity.kernel_reserved_mib).

@@ -44,10 +44,12 @@ class Gke(CloudProfile):
     attachable_gpus = machine_table.ATTACHABLE_GPUS
     support_calendar = calendar_rows.CALENDAR
     channel_default_minor = calendar_rows.CHANNEL_DEFAULT_MINOR
-    library_components = {"GkeNetwork": "gke_network", "GkeCluster": "gke_cluster", "GkeGpuNodePool": "gke_pools",
-                          "GkeTpuNodePool": "gke_pools", "GkeComputeClass": "compute_class"}
-    library_args = {"GkeNetworkArgs": "gke_network", "GkeClusterArgs": "gke_cluster", "GkeSystemPool": "gke_cluster",
-                    "GkeNodePoolArgs": "gke_pools", "GkeComputeClassArgs": "compute_class"}
+    library_components = {"GkeNetwork": "clouds.gke.network", "GkeCluster": "clouds.gke.cluster",
+                          "GkeGpuNodePool": "clouds.gke.pools", "GkeTpuNodePool": "clouds.gke.pools",
+                          "GkeComputeClass": "clouds.gke.compute_class"}
+    library_args = {"GkeNetworkArgs": "clouds.gke.network", "GkeClusterArgs": "clouds.gke.cluster",
+                    "GkeSystemPool": "clouds.gke.cluster", "GkeNodePoolArgs": "clouds.gke.pools",
+                    "GkeComputeClassArgs": "clouds.gke.compute_class"}
 
     def host_shape(self, machine: str) -> catalog.HostShape | None:
         # The accelerator machines, and the N1 machines of system pools and attached GPUs.

@@ -16,8 +16,8 @@ from typing import NotRequired
 import pulumi
 import pulumi_aws as aws
 
-from .base import Issues, LibraryComponent
-from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
+from ...base import Issues, LibraryComponent
+from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
 
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"

@@ -22,11 +22,11 @@ from typing import NotRequired
 import pulumi
 import pulumi_aws as aws
 
-from .base import Issues
-from .node_pool_base import AcceleratorPool
-from .node_selection import API_EFFECTS, NodeTaint
-from .pool_args import AcceleratorPoolArgs, autoscaling_of
-from .wiring_keys import PoolSpec
+from ...base import Issues
+from ...node_pool_base import AcceleratorPool
+from ...node_selection import API_EFFECTS, NodeTaint
+from ...pool_args import AcceleratorPoolArgs, autoscaling_of
+from ...wiring_keys import PoolSpec
 
 CLOUD = "eks"
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"

@@ -13,8 +13,8 @@ from typing import NotRequired
 import pulumi
 import pulumi_azure_native as azure_native
 
-from .base import Issues
-from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
+from ...base import Issues
+from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
 
 #: /subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>
 SUBNET_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"

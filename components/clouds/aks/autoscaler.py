@@ -4,7 +4,7 @@ AKS runs the Cluster Autoscaler itself; the cluster's autoscaler profile sets ``
 (:class:`AksCluster`), and the expander reads ``cluster-autoscaler-priority-expander`` in kube-system.
 Each compute class's pools become priorities over their scale sets, most preferred highest
 (:mod:`components.autoscaler_priorities`); each regex is anchored on both ends
-(:func:`components.aks_node_pools.scale_set_regex`), so ``a100`` never matches ``a100od``.
+(:func:`components.clouds.aks.node_pools.scale_set_regex`), so ``a100`` never matches ``a100od``.
 """
 
 from collections.abc import Sequence
@@ -13,9 +13,9 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .aks_node_pools import POOL_NAME, scale_set_regex
-from .autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, priorities_document
-from .base import Issues, LibraryComponent
+from ...autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, priorities_document
+from ...base import Issues, LibraryComponent
+from .node_pools import POOL_NAME, scale_set_regex
 
 NAMESPACE = "kube-system"
 

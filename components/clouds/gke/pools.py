@@ -18,14 +18,14 @@ from typing import NotRequired
 import pulumi
 import pulumi_gcp as gcp
 
-from .base import Issues
-from .clouds.gke import arguments as gke_rules
-from .clouds.gke import machines as gke_machines
-from .clouds.gke.labels import gcp_label_issues
-from .node_pool_base import AcceleratorPool
-from .node_selection import API_EFFECTS, NodeTaint
-from .pool_args import AcceleratorPoolArgs, autoscaling_of
-from .wiring_keys import PoolSpec
+from ...base import Issues
+from ...node_pool_base import AcceleratorPool
+from ...node_selection import API_EFFECTS, NodeTaint
+from ...pool_args import AcceleratorPoolArgs, autoscaling_of
+from ...wiring_keys import PoolSpec
+from . import arguments as gke_rules
+from . import machines as gke_machines
+from .labels import gcp_label_issues
 
 CLOUD = "gke"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

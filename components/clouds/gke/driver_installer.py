@@ -26,11 +26,11 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import pins, sizing
-from .base import Issues, LibraryComponent, resolved
-from .node_selection import tolerations_for
-from .pool_args import Taint, taint_issues, taints_of
-from .wiring_keys import GKE_ACCELERATOR, GKE_NODEPOOL
+from ... import pins, sizing
+from ...base import Issues, LibraryComponent, resolved
+from ...node_selection import tolerations_for
+from ...pool_args import Taint, taint_issues, taints_of
+from ...wiring_keys import GKE_ACCELERATOR, GKE_NODEPOOL
 
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"

@@ -13,8 +13,8 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .base import Issues, LibraryComponent
-from .node_selection import label_value_problem
+from ...base import Issues, LibraryComponent
+from ...node_selection import label_value_problem
 
 API_VERSION = "cloud.google.com/v1"
 KIND = "ComputeClass"

@@ -15,8 +15,8 @@ from typing import NotRequired
 import pulumi
 import pulumi_gcp as gcp
 
-from .base import Issues
-from .network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, cidr_problem
+from ...base import Issues
+from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, cidr_problem
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"

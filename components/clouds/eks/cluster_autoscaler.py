@@ -28,12 +28,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import helm_values, pins
-from .autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, priorities_document
-from .base import Issues, LibraryComponent
-from .eks_node_groups import asg_name_regex
-from .releases import chart_issues, helm_release
-from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from ... import helm_values, pins
+from ...autoscaler_priorities import PRIORITY_CONFIGMAP, expander_priorities, priorities_document
+from ...base import Issues, LibraryComponent
+from ...releases import chart_issues, helm_release
+from ...versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from .node_groups import asg_name_regex
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
 IMAGE_TAG_BY_MINOR = pins.CLUSTER_AUTOSCALER_IMAGE_TAG_BY_MINOR

@@ -21,14 +21,14 @@ from typing import Any, NotRequired
 import pulumi
 import pulumi_azure_native as azure_native
 
-from .base import Issues
-from .clouds.aks import arguments as aks_rules
-from .clouds.aks import machines as aks_machines
-from .node_pool_base import AcceleratorPool
-from .node_selection import NodeTaint
-from .pool_args import AcceleratorPoolArgs, autoscaling_of
-from .versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
-from .wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
+from ...base import Issues
+from ...node_pool_base import AcceleratorPool
+from ...node_selection import NodeTaint
+from ...pool_args import AcceleratorPoolArgs, autoscaling_of
+from ...versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, minor_version
+from ...wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
+from . import arguments as aks_rules
+from . import machines as aks_machines
 
 cs = azure_native.containerservice
 

@@ -18,12 +18,12 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_kubernetes as k8s
 
-from . import argument_rules as rules
-from .base import Issues
-from .clouds.aks import arguments as aks_rules
-from .clouds.aks.system_pool import SYSTEM_POOL
-from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
-from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from ... import argument_rules as rules
+from ...base import Issues
+from ...cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
+from ...versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from . import arguments as aks_rules
+from .system_pool import SYSTEM_POOL
 
 cs = azure_native.containerservice
 
@@ -31,7 +31,7 @@ DEFAULT_SYSTEM_VM_SIZE = "Standard_D4ds_v5"
 #: Azure CNI Overlay's pod range and the service range (private, outside the default 10.0.0.0/16 VNet).
 DEFAULT_POD_CIDR = "10.244.0.0/16"
 DEFAULT_SERVICE_CIDR = "10.245.0.0/16"
-#: The managed autoscaler's expander: priority, with the ConfigMap of :mod:`components.aks_autoscaler`.
+#: The managed autoscaler's expander: priority, with the ConfigMap of :mod:`components.clouds.aks.autoscaler`.
 EXPANDER = "priority"
 
 

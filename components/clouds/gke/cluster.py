@@ -32,13 +32,13 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from . import argument_rules as rules
-from .base import Issues
-from .clouds.gke.labels import gcp_label_issues
-from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
-from .gke_network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
-from .gke_pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
-from .versions import DEFAULT_KUBERNETES_VERSION
+from ... import argument_rules as rules
+from ...base import Issues
+from ...cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
+from ...versions import DEFAULT_KUBERNETES_VERSION
+from .labels import gcp_label_issues
+from .network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
+from .pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
 
 #: Roles of the node service account: GKE's minimal node role, plus image pulls from Artifact Registry.
 NODE_ROLES = {

@@ -24,11 +24,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import argument_rules as rules
-from .base import Issues, LibraryComponent
-from .clouds.eks.system_pool import SYSTEM_NODE_GROUP
-from .cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
-from .versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from ... import argument_rules as rules
+from ...base import Issues, LibraryComponent
+from ...cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
+from ...versions import DEFAULT_KUBERNETES_VERSION, minor_version
+from .system_pool import SYSTEM_NODE_GROUP
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
