@@ -10,7 +10,8 @@ also served to every Pulumi language by the component package in this folder
 (``PulumiPlugin.yaml``, ``__main__.py``). The pure modules (``catalog``,
 ``dra_wiring``, ``clouds``, ``node_selection``, ``helm_values``, ``device_selectors``,
 ``devices``, ``sizing``)
-import no provider SDK; the components are imported on first use. The components that build one cloud's
+import no provider SDK; the components are imported on first use, and import their cloud's SDK only when they
+build (checking their arguments needs none). The components that build one cloud's
 resources are declared by that cloud's profile (``clouds/<cloud>/``); the rest are listed here.
 """
 
@@ -98,5 +99,5 @@ def __dir__() -> list[str]:
 
 
 def components() -> list[type]:
-    """Every public component class (imports every provider SDK)."""
+    """Every public component class (importing no cloud SDK until one builds or Pulumi's analyzer reads it)."""
     return [__getattr__(name) for name in component_modules()]

@@ -23,10 +23,11 @@ from typing import Any
 import pulumi
 from pulumi.provider.experimental.util import camel_case
 
+from . import deferred_types, schema_docs
 from .errors import ComponentArgsError
-from .schema_docs import teach_analyzer
 
-teach_analyzer()  # fields the components share are declared once, on a base: the schema must still see their docs
+schema_docs.teach_analyzer()  # fields the components share are declared once, on a base: the schema must still see their docs
+deferred_types.teach_analyzer()  # an output typed by a cloud SDK is a string, so that a check imports no SDK
 
 PACKAGE = "gpu-fungibility"
 
@@ -159,6 +160,7 @@ class LibraryComponent(pulumi.ComponentResource):
 
     def __init__(self, name: str, opts: pulumi.ResourceOptions | None, args: Any = None) -> None:
         """Register the component; given its ``args``, first refuse them with every problem (:meth:`check`)."""
+        deferred_types.resolve_annotations(type(self))  # Pulumi reads the outputs' types as it registers them
         opts = opts or pulumi.ResourceOptions()
         if self.LEGACY_TYPE:
             opts = pulumi.ResourceOptions.merge(

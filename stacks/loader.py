@@ -63,7 +63,8 @@ def parse_stack_config(raw: dict[str, Any], *, checks: bool = True, components: 
     Raises ConfigError with every problem found: the model's; then, once it parses, the
     rules that span keys and the components' checks together. ``checks=False`` stops after the
     model (for tools and tests that look at one part of a config on purpose); ``components=False``
-    leaves out the components' checks, so parsing imports no cloud SDK (:func:`config_issues`).
+    leaves out the components' checks (:func:`config_issues`). Neither way imports a cloud SDK: the
+    component modules import theirs only to build resources.
     """
     issues: list[tuple[str, str]] = []
     for full_key in raw.get(MISSPELT_NAMESPACE, []):
@@ -109,7 +110,7 @@ def provider_region_issues(config: StackConfig, provider_config: dict[str, Any])
 def config_issues(config: StackConfig, *, components: bool = True) -> list[tuple[str, str]]:
     """What a well-formed config can still get wrong, all at once: the rules (:func:`rule_issues`) and,
     unless ``components=False``, the components' own checks of the arguments built from it. The rules
-    import no cloud SDK; the checks import the component modules, and with them their cloud's SDK."""
+    import no cloud SDK, nor do the checks: the component modules import their cloud's only to build."""
     issues = rule_issues(config)
     if components:
         from stacks.arguments import argument_issues

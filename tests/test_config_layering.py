@@ -1,9 +1,9 @@
-"""Parsing a stack's config and checking its rules imports no cloud SDK.
+"""Parsing a stack's config, checking its rules and the components' checks import no cloud SDK.
 
 The model, the rules that span keys and each cloud's own rules (``stacks/arguments/<cloud>.py``) are plain
-Python over the config; only the components' checks import the component modules, and with them their
-cloud's provider SDK (seconds). Tools that read a stack without building it (``parse_stack_config(...,
-components=False)``) stay fast, and a cloud's SDK is loaded only by the stacks that use it.
+Python over the config; the components' checks import the component modules, which import their cloud's
+provider SDK (seconds) only where they build resources. Tools that read a stack without building it stay
+fast, and a cloud's SDK is loaded only by the stacks that deploy on it. (The Kubernetes SDK is no cloud's.)
 """
 
 import json
@@ -44,6 +44,24 @@ def test_parsing_and_the_rules_of_every_shipped_stack_import_no_cloud_sdk():
     assert "nodePools.system" in result["found"]["eks-dev"] and "nodePools.system" in result["found"]["aks-dev"]
     for stack, paths in result["found"].items():
         assert any(path.startswith("cluster.zones") for path in paths), (stack, paths)
+
+
+FULL_PROBE = """
+import json, sys
+from pathlib import Path
+from offline_plan.run import read_stack_file
+from stacks.loader import parse_stack_config
+
+for stack in ("dev", "prod", "eks-dev", "aks-dev"):
+    parse_stack_config(read_stack_file(stack, Path(".")).namespace_config)
+print(json.dumps([m for m in CLOUD_SDKS if m in sys.modules]))
+""".replace("CLOUD_SDKS", repr(CLOUD_SDKS))
+
+
+def test_the_full_validation_of_every_shipped_stack_imports_no_cloud_sdk():
+    """The components' checks too: the stack's validation imports every component it plans, not its SDK."""
+    done = subprocess.run([sys.executable, "-c", FULL_PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
 
 def test_the_components_checks_still_run_by_default():

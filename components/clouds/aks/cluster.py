@@ -12,10 +12,9 @@ cluster-autoscaler, "expander"; :class:`AksAutoscalerPriorities`).
 
 import base64
 import ipaddress
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_azure_native as azure_native
 import pulumi_kubernetes as k8s
 
 from ... import argument_rules as rules
@@ -25,7 +24,8 @@ from ...versions import DEFAULT_KUBERNETES_VERSION, minor_version
 from . import arguments as aks_rules
 from .system_pool import SYSTEM_POOL
 
-cs = azure_native.containerservice
+if TYPE_CHECKING:
+    from pulumi_azure_native import containerservice as cs
 
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D4ds_v5"
 #: Azure CNI Overlay's pod range and the service range (private, outside the default 10.0.0.0/16 VNet).
@@ -108,15 +108,19 @@ def dns_service_ip(service_cidr: str) -> str:
     return str(ipaddress.ip_network(service_cidr, strict=True)[10])
 
 
-def api_server_access(args: AksClusterArgs) -> cs.ManagedClusterAPIServerAccessProfileArgs:
+def api_server_access(args: AksClusterArgs) -> "cs.ManagedClusterAPIServerAccessProfileArgs":
     """Private API server, or a public one limited to the allow-list."""
+    from pulumi_azure_native import containerservice as cs
+
     if args.get("public_endpoint"):
         return cs.ManagedClusterAPIServerAccessProfileArgs(
             enable_private_cluster=False, authorized_ip_ranges=list(args.get("authorized_networks") or []))
     return cs.ManagedClusterAPIServerAccessProfileArgs(enable_private_cluster=True)
 
 
-def system_pool_profile(args: AksClusterArgs) -> cs.ManagedClusterAgentPoolProfileArgs:
+def system_pool_profile(args: AksClusterArgs) -> "cs.ManagedClusterAgentPoolProfileArgs":
+    from pulumi_azure_native import containerservice as cs
+
     pool = args.get("system_pool") or {}
     low, high = pool.get("min_nodes", 1), pool.get("max_nodes", 3)
     return cs.ManagedClusterAgentPoolProfileArgs(
@@ -165,6 +169,8 @@ class AksCluster(ManagedCluster):
         super().__init__(name, args, opts)
 
     def build(self, name: str, args: AksClusterArgs) -> None:
+        from pulumi_azure_native import containerservice as cs
+
         service_cidr = args.get("service_cidr", DEFAULT_SERVICE_CIDR)
         cluster = cs.ManagedCluster(
             f"{name}-aks",

@@ -11,7 +11,6 @@ import re
 from typing import NotRequired
 
 import pulumi
-import pulumi_azure_native as azure_native
 
 from ...base import Issues
 from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
@@ -72,6 +71,8 @@ class AksNetwork(ClusterNetwork):
         self.node_subnet_id = pulumi.Output.from_input(str(args["existing_subnet_id"]))
 
     def build(self, name: str, args: AksNetworkArgs) -> None:
+        import pulumi_azure_native as azure_native
+
         cidr = args.get("cidr", DEFAULT_CIDR)
         tags = dict(args.get("tags") or {})
         vnet = azure_native.network.VirtualNetwork(

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any, NotRequired
 
 import pulumi
-import pulumi_azure_native as azure_native
 
 from ...base import Issues
 from ...node_pool_base import AcceleratorPool
@@ -29,8 +28,6 @@ from ...versions import DEFAULT_KUBERNETES_VERSION, kubernetes_version_problem, 
 from ...wiring_keys import AKS_SCALESET_PRIORITY, PoolSpec
 from . import arguments as aks_rules
 from . import machines as aks_machines
-
-cs = azure_native.containerservice
 
 CLOUD = "aks"
 #: learn.microsoft.com/azure/aks/create-node-pools: a Linux pool's name is 1-12 lowercase letters and digits,
@@ -149,6 +146,8 @@ class AksGpuNodePool(AcceleratorPool):
         super().__init__(name, args, opts)
 
     def build(self, name: str, args: AksGpuNodePoolArgs, spec: PoolSpec) -> None:
+        from pulumi_azure_native import containerservice as cs
+
         low, high = autoscaling_of(args)
         spot = spec.spot
         cs.AgentPool(

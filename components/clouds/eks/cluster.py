@@ -18,10 +18,9 @@ group, so the Kubernetes provider can reach the API.
 import json
 import re
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import pulumi
-import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ... import argument_rules as rules
@@ -29,6 +28,9 @@ from ...base import Issues, LibraryComponent
 from ...cluster_base import ClusterArgs, ManagedCluster, control_plane_issues
 from ...versions import DEFAULT_KUBERNETES_VERSION, minor_version
 from .system_pool import SYSTEM_NODE_GROUP
+
+if TYPE_CHECKING:
+    import pulumi_aws as aws
 
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
@@ -150,8 +152,10 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> d
     }
 
 
-def vpc_config(args: EksClusterArgs) -> aws.eks.ClusterVpcConfigArgs:
+def vpc_config(args: EksClusterArgs) -> "aws.eks.ClusterVpcConfigArgs":
     """Private endpoint always; public only when asked, and then only for the allow-list."""
+    import pulumi_aws as aws
+
     public = bool(args.get("public_endpoint", False))
     return aws.eks.ClusterVpcConfigArgs(
         subnet_ids=args["subnet_ids"],
@@ -175,7 +179,7 @@ class EksCluster(ManagedCluster):
     """The OIDC issuer without ``https://``, as IAM trust conditions spell it."""
     node_role_arn: pulumi.Output[str]
     """The IAM role of the nodes: pass it to the GPU node groups."""
-    node_role_attachments: list[aws.iam.RolePolicyAttachment]
+    node_role_attachments: "list[aws.iam.RolePolicyAttachment]"
     """The node role's policy attachments: node groups wait for them."""
     system_node_group_name: str
     """The system node group's name (controllers are pinned to it)."""
@@ -186,6 +190,8 @@ class EksCluster(ManagedCluster):
         super().__init__(name, args, opts)
 
     def build(self, name: str, args: EksClusterArgs) -> None:
+        import pulumi_aws as aws
+
         cluster_name = args["name"]
         child = self.child()
         partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
@@ -270,8 +276,8 @@ class EksCluster(ManagedCluster):
 
 @dataclass
 class _Role:
-    role: aws.iam.Role
-    attachments: list[aws.iam.RolePolicyAttachment]
+    role: "aws.iam.Role"
+    attachments: "list[aws.iam.RolePolicyAttachment]"
 
 
 def _service_role(
@@ -282,6 +288,8 @@ def _service_role(
     tags: dict[str, str],
     parent: LibraryComponent,
 ) -> _Role:
+    import pulumi_aws as aws
+
     role = aws.iam.Role(
         name,
         assume_role_policy=assume_role_policy(service),
@@ -302,15 +310,17 @@ def _service_role(
 
 def _admin_access(
     name: str,
-    cluster: aws.eks.Cluster,
+    cluster: "aws.eks.Cluster",
     principals: list[str],
     partition: pulumi.Output[str],
     parent: LibraryComponent,
-) -> list[aws.eks.AccessPolicyAssociation]:
+) -> "list[aws.eks.AccessPolicyAssociation]":
     """Cluster-admin access entries: ``adminPrincipals``, or else the IAM principal running the deployment.
 
     For an assumed-role session the entry is for the role (the session's issuer).
     """
+    import pulumi_aws as aws
+
     if principals:
         targets: list[tuple[str, pulumi.Input[str]]] = [(f"admin-{i}", arn) for i, arn in enumerate(principals)]
     else:
@@ -340,12 +350,14 @@ def _admin_access(
 
 def _runner_access(
     name: str,
-    cluster: aws.eks.Cluster,
+    cluster: "aws.eks.Cluster",
     runner_cidrs: list[str],
     tags: dict[str, str],
     parent: LibraryComponent,
-) -> list[aws.vpc.SecurityGroupIngressRule]:
+) -> "list[aws.vpc.SecurityGroupIngressRule]":
     """HTTPS from each runner range to the cluster security group (the API's private endpoint)."""
+    import pulumi_aws as aws
+
     group = cluster.vpc_config.apply(lambda vpc: vpc.cluster_security_group_id)
     return [
         aws.vpc.SecurityGroupIngressRule(
@@ -367,13 +379,15 @@ def _system_node_group(
     name: str,
     node_group_name: str,
     pool: EksSystemNodeGroup,
-    cluster: aws.eks.Cluster,
+    cluster: "aws.eks.Cluster",
     node_role: _Role,
     subnet_ids: pulumi.Input[list[str]],
     tags: dict[str, str],
     parent: LibraryComponent,
-) -> aws.eks.NodeGroup:
+) -> "aws.eks.NodeGroup":
     """A small on-demand CPU group, untainted, for the DRA controller, the autoscaler and DNS."""
+    import pulumi_aws as aws
+
     return aws.eks.NodeGroup(
         name,
         cluster_name=cluster.name,

@@ -25,7 +25,6 @@ import json
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ... import helm_values, pins
@@ -216,6 +215,8 @@ class ClusterAutoscaler(LibraryComponent):
         return autoscaler_issues(args)
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
+        import pulumi_aws as aws
+
         super().__init__(name, opts)
         self.fail_on(self.check(name, args))
         namespace = args.get("namespace", pins.CLUSTER_AUTOSCALER_NAMESPACE)

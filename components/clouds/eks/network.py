@@ -11,13 +11,15 @@ is built and the given subnets are used as they are.
 import ipaddress
 import math
 from dataclasses import dataclass
-from typing import NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 import pulumi
-import pulumi_aws as aws
 
 from ...base import Issues, LibraryComponent
 from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, range_issues
+
+if TYPE_CHECKING:
+    import pulumi_aws as aws
 
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -113,12 +115,14 @@ class EksNetwork(ClusterNetwork):
 
 @dataclass
 class _BuiltVpc:
-    vpc: aws.ec2.Vpc
-    private: dict[str, aws.ec2.Subnet]
-    public: dict[str, aws.ec2.Subnet]
+    vpc: "aws.ec2.Vpc"
+    private: "dict[str, aws.ec2.Subnet]"
+    public: "dict[str, aws.ec2.Subnet]"
 
 
 def _build_vpc(name: str, args: EksNetworkArgs, parent: LibraryComponent) -> _BuiltVpc:
+    import pulumi_aws as aws
+
     child = parent.child()
     cluster_name, cidr = args["cluster_name"], args.get("cidr", DEFAULT_CIDR)
     shared = {cluster_tag(cluster_name): "shared"}
@@ -142,7 +146,7 @@ def _build_vpc(name: str, args: EksNetworkArgs, parent: LibraryComponent) -> _Bu
         tags=tags("public"),
         opts=child,
     )
-    def subnet(role: str, zone: str, cidr_block: str, load_balancer_tag: str) -> aws.ec2.Subnet:
+    def subnet(role: str, zone: str, cidr_block: str, load_balancer_tag: str) -> "aws.ec2.Subnet":
         return aws.ec2.Subnet(
             f"{name}-{role}-{zone}",
             vpc_id=vpc.id,

@@ -17,16 +17,18 @@ on the ASG, with ``aws.autoscaling.Tag`` resources.
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 import pulumi
-import pulumi_aws as aws
 
 from ...base import Issues
 from ...node_pool_base import AcceleratorPool
 from ...node_selection import API_EFFECTS, NodeTaint
 from ...pool_args import AcceleratorPoolArgs, autoscaling_of
 from ...wiring_keys import PoolSpec
+
+if TYPE_CHECKING:
+    import pulumi_aws as aws
 
 CLOUD = "eks"
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
@@ -41,7 +43,9 @@ def capacity_type(spot: bool) -> str:
     return "SPOT" if spot else "ON_DEMAND"
 
 
-def node_group_taints(taints: list[NodeTaint]) -> list[aws.eks.NodeGroupTaintArgs]:
+def node_group_taints(taints: list[NodeTaint]) -> "list[aws.eks.NodeGroupTaintArgs]":
+    import pulumi_aws as aws
+
     return [aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value or None, effect=API_EFFECTS[t.effect])
             for t in taints]
 
@@ -54,7 +58,7 @@ def node_template_tags(labels: Mapping[str, str], taints: list[NodeTaint]) -> di
     return tags
 
 
-def asg_name_of(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+def asg_name_of(node_group: "aws.eks.NodeGroup") -> pulumi.Output[str]:
     """The name of the Auto Scaling group EKS created for a managed node group."""
     return node_group.resources.apply(lambda res: res[0].autoscaling_groups[0].name)
 
@@ -114,6 +118,8 @@ class EksGpuNodeGroup(AcceleratorPool):
         super().__init__(name, args, opts)
 
     def build(self, name: str, args: EksGpuNodeGroupArgs, spec: PoolSpec) -> None:
+        import pulumi_aws as aws
+
         low, high = autoscaling_of(args)
         labels, taints = self.stack_labels(spec), self.stack_taints(spec)
         node_group = aws.eks.NodeGroup(

@@ -26,10 +26,9 @@ provider instead of replacing it and every Kubernetes object it manages
 """
 
 import json
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ... import argument_rules as rules
@@ -39,6 +38,9 @@ from ...versions import DEFAULT_KUBERNETES_VERSION
 from .labels import gcp_label_issues
 from .network import DEFAULT_PODS_CIDR, DEFAULT_SERVICES_CIDR
 from .pools import CLOUD_PLATFORM_SCOPE, initial_nodes_per_zone, secure_node_config
+
+if TYPE_CHECKING:
+    import pulumi_gcp as gcp
 
 #: Roles of the node service account: GKE's minimal node role, plus image pulls from Artifact Registry.
 NODE_ROLES = {
@@ -95,7 +97,7 @@ def authorized_blocks(args: "GkeClusterArgs") -> list[tuple[str, str]]:
             + [(f"{RUNNER_NETWORK_PREFIX}{i}", c) for i, c in enumerate(args.get("runner_cidrs", []))])
 
 
-def endpoints_config(args: "GkeClusterArgs") -> gcp.container.ClusterControlPlaneEndpointsConfigArgs:
+def endpoints_config(args: "GkeClusterArgs") -> "gcp.container.ClusterControlPlaneEndpointsConfigArgs":
     """The DNS-based endpoint with user traffic allowed when it is on, and refused when it is off.
 
     Off is said, not left out: an omitted block is "no opinion" to the provider, so a cluster whose DNS endpoint
@@ -103,6 +105,8 @@ def endpoints_config(args: "GkeClusterArgs") -> gcp.container.ClusterControlPlan
     (``resource_container_cluster.go``): the block has no ForceNew field and a change is sent as
     ``UpdateCluster`` ``desiredControlPlaneEndpointsConfig``, in place.
     """
+    import pulumi_gcp as gcp
+
     return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
         dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
             allow_external_traffic=bool(args.get("dns_endpoint", True))))
@@ -208,7 +212,7 @@ class GkeCluster(ManagedCluster):
     gke-gcloud-auth-plugin (a secret)."""
     node_service_account: pulumi.Output[str]
     """The email of the nodes' service account: pass it to the node pools."""
-    system_pool: gcp.container.NodePool
+    system_pool: "gcp.container.NodePool"
     """The system node pool (accelerator pools' drivers wait for it)."""
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
@@ -236,6 +240,8 @@ class GkeCluster(ManagedCluster):
         )
 
     def _node_identity(self, name: str, args: GkeClusterArgs):
+        import pulumi_gcp as gcp
+
         account = gcp.serviceaccount.Account(
             f"{name}-nodes-sa",
             gcp.serviceaccount.AccountArgs(
@@ -260,6 +266,8 @@ class GkeCluster(ManagedCluster):
         return account, bindings
 
     def _cluster(self, name: str, args: GkeClusterArgs, node_account: pulumi.Output[str], bindings):
+        import pulumi_gcp as gcp
+
         public = args.get("public_endpoint", False)
         if args.get("pods_range_name") and args.get("services_range_name"):
             ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
@@ -322,7 +330,9 @@ class GkeCluster(ManagedCluster):
         )
 
     def _system_pool(self, name: str, args: GkeClusterArgs, cluster_name: pulumi.Output[str],
-                     node_account: pulumi.Output[str]) -> gcp.container.NodePool:
+                     node_account: pulumi.Output[str]) -> "gcp.container.NodePool":
+        import pulumi_gcp as gcp
+
         pool = args.get("system_pool", {})
         low, high = pool.get("min_nodes", 1), pool.get("max_nodes", 3)
         return gcp.container.NodePool(

@@ -10,13 +10,15 @@ with Cloud NAT gives them egress. A network you bring keeps its own egress.
 
 import ipaddress
 import re
-from typing import NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 import pulumi
-import pulumi_gcp as gcp
 
 from ...base import Issues
 from ...network_base import DEFAULT_CIDR, ClusterNetwork, NetworkArgs, cidr_problem
+
+if TYPE_CHECKING:
+    import pulumi_gcp as gcp
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -108,6 +110,8 @@ class GkeNetwork(ClusterNetwork):
             self._nat(name, args, region, vpc, subnet)
 
     def _vpc_and_subnet(self, name: str, args: GkeNetworkArgs, region: str):
+        import pulumi_gcp as gcp
+
         vpc = gcp.compute.Network(
             f"{name}-vpc",
             gcp.compute.NetworkArgs(
@@ -138,7 +142,9 @@ class GkeNetwork(ClusterNetwork):
         )
         return vpc, subnet
 
-    def _nat(self, name: str, args: GkeNetworkArgs, region: str, vpc, subnet) -> gcp.compute.RouterNat:
+    def _nat(self, name: str, args: GkeNetworkArgs, region: str, vpc, subnet) -> "gcp.compute.RouterNat":
+        import pulumi_gcp as gcp
+
         router = gcp.compute.Router(
             f"{name}-router",
             gcp.compute.RouterArgs(name=f"{args['name']}-router", network=vpc.id, region=region,

@@ -13,10 +13,9 @@ driver and device plugin (``DEFAULT``).
 """
 
 import math
-from typing import NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 import pulumi
-import pulumi_gcp as gcp
 
 from ...base import Issues
 from ...node_pool_base import AcceleratorPool
@@ -26,6 +25,9 @@ from ...wiring_keys import PoolSpec
 from . import arguments as gke_rules
 from . import machines as gke_machines
 from .labels import gcp_label_issues
+
+if TYPE_CHECKING:
+    import pulumi_gcp as gcp
 
 CLOUD = "gke"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -39,17 +41,21 @@ def gpu_driver_version(dra: bool) -> str:
     return DRIVER_INSTALLATION_DISABLED if dra else DRIVER_DEFAULT
 
 
-def gke_taints(taints: list[NodeTaint]) -> list[gcp.container.NodePoolNodeConfigTaintArgs]:
+def gke_taints(taints: list[NodeTaint]) -> "list[gcp.container.NodePoolNodeConfigTaintArgs]":
+    import pulumi_gcp as gcp
+
     return [gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=API_EFFECTS[t.effect])
             for t in taints]
 
 
-def tpu_placement(machine_type: str, topology: str | None) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+def tpu_placement(machine_type: str, topology: str | None) -> "gcp.container.NodePoolPlacementPolicyArgs | None":
     """A COMPACT placement with ``tpu_topology`` for multi-host TPU slices only.
 
     A single-host slice (the machine's own topology, e.g. ct6e-standard-1t = 1x1)
     needs no placement policy.
     """
+    import pulumi_gcp as gcp
+
     if not topology:
         return None
     shape = gke_machines.machine_shape(machine_type)
@@ -67,10 +73,12 @@ def secure_node_config(
     spot: bool = False,
     labels: dict[str, str] | None = None,
     taints: list[NodeTaint] | None = None,
-    guest_accelerators: list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] | None = None,
+    guest_accelerators: "list[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] | None" = None,
     resource_labels: dict[str, str] | None = None,
-) -> gcp.container.NodePoolNodeConfigArgs:
+) -> "gcp.container.NodePoolNodeConfigArgs":
     """Node settings every pool shares: COS, shielded boot, GKE metadata server, own service account."""
+    import pulumi_gcp as gcp
+
     return gcp.container.NodePoolNodeConfigArgs(
         machine_type=machine_type,
         disk_size_gb=disk_size_gb,
@@ -130,6 +138,8 @@ class _GkeAcceleratorPool(AcceleratorPool):
     """The GKE node pool's name (what a ComputeClass lists)."""
 
     def build(self, name: str, args: GkeNodePoolArgs, spec: PoolSpec) -> None:
+        import pulumi_gcp as gcp
+
         zones = list(args["zones"])
         low, high = autoscaling_of(args)
         node_config = secure_node_config(
@@ -198,6 +208,8 @@ class GkeGpuNodePool(_GkeAcceleratorPool):
         super().__init__(name, args, opts)
 
     def _guest_accelerators(self, spec: PoolSpec):
+        import pulumi_gcp as gcp
+
         return [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
             type=spec.accelerator_type,
             count=spec.accelerator_count,
