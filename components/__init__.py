@@ -19,24 +19,19 @@ import importlib
 from typing import Any
 
 #: Every public component that belongs to no one cloud, by the module that defines it. Each cloud's own
-#: components are declared by its profile (``library_components``, in ``clouds/<cloud>/``), but for the GKE
-#: driver installer and the EKS Cluster Autoscaler: they live in their cloud's folder and are listed here, where
-#: they were before their modules moved, so the package schema keeps its order byte for byte.
+#: components are declared by its profile (``library_components``, in ``clouds/<cloud>/``).
 SHARED_COMPONENTS: dict[str, str] = {
-    "NvidiaDriverInstaller": "clouds.gke.driver_installer",
     "NvidiaDraDriver": "nvidia_dra",
     "TpuDraDriver": "tpu_dra",
     "NvidiaDevicePlugin": "device_plugin",
     "DraClaims": "claims",
     "WorkloadNamespace": "workload",
     "VllmWorkload": "workload",
-    "ClusterAutoscaler": "clouds.eks.cluster_autoscaler",
 }
 #: The argument types and errors that belong to no one cloud (each cloud's: its profile's ``library_args``).
 SHARED_ARGS: dict[str, str] = {
     "PoolAutoscaling": "pool_args",
     "Taint": "pool_args",
-    "NvidiaDriverInstallerArgs": "clouds.gke.driver_installer",
     "NvidiaDraDriverArgs": "nvidia_dra",
     "TpuDraDriverArgs": "tpu_dra",
     "NvidiaDevicePluginArgs": "device_plugin",
@@ -54,7 +49,6 @@ SHARED_ARGS: dict[str, str] = {
     "MigServer": "workload",
     "ServingPool": "workload",
     "ServingResources": "workload",
-    "ClusterAutoscalerArgs": "clouds.eks.cluster_autoscaler",
     "ComponentArgsError": "errors",
     "UnknownCloudError": "errors",
 }

@@ -44,9 +44,11 @@ class Eks(CloudProfile):
     machines = machine_table.MACHINES
     support_calendar = calendar_rows.CALENDAR
     library_components = {"EksNetwork": "clouds.eks.network", "EksCluster": "clouds.eks.cluster",
-                          "EksGpuNodeGroup": "clouds.eks.node_groups"}
+                          "EksGpuNodeGroup": "clouds.eks.node_groups",
+                          "ClusterAutoscaler": "clouds.eks.cluster_autoscaler"}
     library_args = {"EksNetworkArgs": "clouds.eks.network", "EksClusterArgs": "clouds.eks.cluster",
-                    "EksSystemNodeGroup": "clouds.eks.cluster", "EksGpuNodeGroupArgs": "clouds.eks.node_groups"}
+                    "EksSystemNodeGroup": "clouds.eks.cluster", "EksGpuNodeGroupArgs": "clouds.eks.node_groups",
+                    "ClusterAutoscalerArgs": "clouds.eks.cluster_autoscaler"}
 
     def capacity(self, host: catalog.HostShape) -> CpuMemory:
         # A share fitted below public measurements (capacity.kernel_reserved_mib).

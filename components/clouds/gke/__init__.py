@@ -46,10 +46,12 @@ class Gke(CloudProfile):
     channel_default_minor = calendar_rows.CHANNEL_DEFAULT_MINOR
     library_components = {"GkeNetwork": "clouds.gke.network", "GkeCluster": "clouds.gke.cluster",
                           "GkeGpuNodePool": "clouds.gke.pools", "GkeTpuNodePool": "clouds.gke.pools",
-                          "GkeComputeClass": "clouds.gke.compute_class"}
+                          "GkeComputeClass": "clouds.gke.compute_class",
+                          "NvidiaDriverInstaller": "clouds.gke.driver_installer"}
     library_args = {"GkeNetworkArgs": "clouds.gke.network", "GkeClusterArgs": "clouds.gke.cluster",
                     "GkeSystemPool": "clouds.gke.cluster", "GkeNodePoolArgs": "clouds.gke.pools",
-                    "GkeComputeClassArgs": "clouds.gke.compute_class"}
+                    "GkeComputeClassArgs": "clouds.gke.compute_class",
+                    "NvidiaDriverInstallerArgs": "clouds.gke.driver_installer"}
 
     def host_shape(self, machine: str) -> catalog.HostShape | None:
         # The accelerator machines, and the N1 machines of system pools and attached GPUs.
