@@ -21,8 +21,9 @@ from gpu_fungibility.clouds.gke import machines as gke_machines
 from gpu_fungibility.clouds.gke import regions as gke_zones
 
 from offline_plan.__main__ import main as plan_main
-from stacks.loader import ConfigError, parse_stack_config
+from stacks.loader import parse_stack_config
 from stacks.rules import config_warnings
+from tests.config_issues import config_issues, with_cluster
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,16 +43,8 @@ AKS = {
 }
 
 
-def _with(base: dict, **cluster) -> dict:
-    raw = copy.deepcopy(base)
-    raw["cluster"].update(cluster)
-    return raw
-
-
-def _issues(raw: dict) -> dict[str, str]:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(raw)
-    return dict(caught.value.issues)
+_with = with_cluster
+_issues = config_issues
 
 
 def _plan_exit(raw: dict, tmp_path: Path, capsys, extra: dict | None = None) -> tuple[int, str]:

@@ -19,8 +19,9 @@ from offline_plan.before_deploy import items
 from plan_diff.planning import _head_hint
 from simulator.advisories import replica_advisories
 from simulator.results import PENDING, SCHEDULED, ReplicaPlacement, SimulationResult
-from stacks.loader import ConfigError, parse_stack_config
+from stacks.loader import parse_stack_config
 from stacks.rules import config_warnings
+from tests.config_issues import config_issues, with_cluster
 from tests.hang_guard import HANG_GUARD_SECONDS
 from tools.stacks_in_ci import SHIPPED_STACKS
 
@@ -34,15 +35,10 @@ L4_STACK = {
 
 
 def _stack(**cluster) -> dict:
-    raw = copy.deepcopy(L4_STACK)
-    raw["cluster"].update(cluster)
-    return raw
+    return with_cluster(L4_STACK, **cluster)
 
 
-def _issues(raw: dict) -> dict[str, str]:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(raw)
-    return dict(caught.value.issues)
+_issues = config_issues
 
 
 def test_a_zone_of_another_region_is_refused_with_its_key_path():
