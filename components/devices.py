@@ -41,6 +41,10 @@ cloud, node image and driver branch and are **not modelled per cloud**: every si
 carries one pair (:data:`NVIDIA_DRIVER_VERSION`, :data:`CUDA_DRIVER_VERSION`), so a selector must
 never depend on an exact driver version.
 
+With the driver's ``DynamicMIG`` gate on (off by default; :mod:`dynamic_mig`), a MIG-capable GPU is published as
+partitionable devices instead: every profile at every placement plus the whole GPU, each consuming a per-GPU
+counter set (``node_resource_slices(..., dynamic_mig=True)``).
+
 Google TPU (``tpu.google.com``), one device ``accel<i>`` per chip with ``index``, ``uuid`` and
 ``tpuGen`` (what the 0.1.x driver documents).
 
@@ -54,7 +58,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from . import catalog, device_selectors, mig_geometry
+from . import catalog, device_selectors, dynamic_mig, mig_geometry
 
 #: The driver on the GPU nodes (seed 000's ResourceSlice: GKE COS, driver 580.126.20 with CUDA 13.0).
 #: One pair for every cloud: not modelled per cloud or node image (see the module docstring).
@@ -292,9 +296,58 @@ def _name_suffix(*parts: str) -> str:
     return "".join(alphabet[b % len(alphabet)] for b in digest[:5])
 
 
+def dynamic_mig_entries(cluster: str, node: str, model: catalog.GpuModel, count: int
+                        ) -> tuple[list[Entry], list[list[Entry]]]:
+    """``(counter sets, devices per GPU)`` the driver publishes with ``DynamicMIG`` on (:mod:`dynamic_mig`)."""
+    counter_sets, per_gpu = [], []
+    for minor in range(count):
+        gpu_uuid = f"GPU-{_uuid(cluster, node, f'gpu-{minor}')}"
+        parent = _parent_attributes(model, minor)
+        counter_sets.append(dynamic_mig.gpu_counter_set(model.type, minor, binary_quantity))
+        per_gpu.append(dynamic_mig.gpu_devices(
+            model, minor, {"type": {"string": "gpu"}, "uuid": {"string": gpu_uuid}, **parent},
+            {"type": {"string": "mig"}, "parentUUID": {"string": gpu_uuid}, **parent}, binary_quantity))
+    return counter_sets, per_gpu
+
+
+def _slice(node_name: str, driver: str, cluster: str, index: int, count: int, generation: int,
+           body: dict[str, Any]) -> dict[str, Any]:
+    generate_name = f"{node_name}-{driver}-"
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {
+            "generateName": generate_name,
+            "name": f"{generate_name}{_name_suffix(cluster, node_name, driver, str(index))}"[:253],
+        },
+        "spec": {
+            "driver": driver,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": count},
+            **body,
+        },
+    }
+
+
+def _dynamic_mig_slices(node_name: str, model: catalog.GpuModel, count: int, cluster: str,
+                        generation: int) -> list[dict[str, Any]]:
+    """G+1 slices: every GPU's counter set first, then one slice of devices per GPU (driver.go:197-252)."""
+    if count > dynamic_mig.MAX_COUNTER_SETS_PER_SLICE:
+        raise ValueError(f"{count} GPUs: the driver's one slice of counter sets holds at most "
+                         f"{dynamic_mig.MAX_COUNTER_SETS_PER_SLICE}")
+    counter_sets, per_gpu = dynamic_mig_entries(cluster, node_name, model, count)
+    for entry in (e for gpu in per_gpu for e in gpu):
+        problem = device_problem(entry)
+        if problem:
+            raise ValueError(f"device {entry.get('name')!r}: {problem}")
+    driver = device_selectors.NVIDIA_DRIVER
+    bodies = [{"sharedCounters": counter_sets}] + [{"devices": d} for d in per_gpu]
+    return [_slice(node_name, driver, cluster, i, len(bodies), generation, body) for i, body in enumerate(bodies)]
+
+
 def node_resource_slices(node_name: str, accelerator_type: str, count: int, *,
                          mig_profiles: Sequence[str] | None = None, mig_sets: int | None = None,
-                         cluster: str = "", generation: int = 1) -> list[dict[str, Any]]:
+                         cluster: str = "", generation: int = 1, dynamic_mig: bool = False) -> list[dict[str, Any]]:
     """The complete ``resource.k8s.io/v1`` ResourceSlices the pinned driver publishes for one node.
 
     ``node_name``: the Node (also the pool name, as the drivers name their pools);
@@ -307,9 +360,17 @@ def node_resource_slices(node_name: str, accelerator_type: str, count: int, *,
     The NVIDIA driver publishes one slice per node; more than 128 devices (the API's limit, never
     reached by a catalog machine) are split over several slices of the same pool. Raises ValueError
     for an unknown type, a layout that does not fit, or a node name that is not a DNS subdomain.
+
+    ``dynamic_mig``: the NVIDIA driver with its ``DynamicMIG`` gate on (off in the pinned driver's defaults;
+    the chart's ``featureGates`` value turns it on): a MIG-capable GPU publishes every profile at every placement,
+    consuming a per-GPU counter set, in G+1 slices (:mod:`dynamic_mig`); ``mig_profiles`` is then ignored.
+    Other accelerators publish as without it (the driver falls back on a node without MIG).
     """
     if not node_name or len(node_name) > 253 or not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", node_name):
         raise ValueError(f"{node_name!r} is not a node name (a DNS subdomain)")
+    model = catalog.accelerator(accelerator_type)
+    if dynamic_mig and isinstance(model, catalog.GpuModel) and mig_geometry.profiles_of(model.type):
+        return _dynamic_mig_slices(node_name, model, count, cluster, generation)
     driver, entries = published(cluster, node_name, accelerator_type, count, mig_profiles, mig_sets)
     for entry in entries:
         problem = device_problem(entry)
@@ -317,24 +378,8 @@ def node_resource_slices(node_name: str, accelerator_type: str, count: int, *,
             raise ValueError(f"device {entry.get('name')!r}: {problem}")
     chunks = [entries[i:i + RESOURCE_SLICE_MAX_DEVICES]
               for i in range(0, len(entries), RESOURCE_SLICE_MAX_DEVICES)] or [[]]
-    generate_name = f"{node_name}-{driver}-"
-    return [
-        {
-            "apiVersion": API_VERSION,
-            "kind": "ResourceSlice",
-            "metadata": {
-                "generateName": generate_name,
-                "name": f"{generate_name}{_name_suffix(cluster, node_name, driver, str(i))}"[:253],
-            },
-            "spec": {
-                "driver": driver,
-                "nodeName": node_name,
-                "pool": {"name": node_name, "generation": generation, "resourceSliceCount": len(chunks)},
-                "devices": chunk,
-            },
-        }
-        for i, chunk in enumerate(chunks)
-    ]
+    return [_slice(node_name, driver, cluster, i, len(chunks), generation, {"devices": chunk})
+            for i, chunk in enumerate(chunks)]
 
 
 def device_problem(entry: Entry) -> str | None:

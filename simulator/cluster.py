@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_fungibility import device_selectors, devices, dra_wiring, sizing
+from gpu_fungibility import device_selectors, devices, dra_wiring, dynamic_mig, sizing
 from gpu_fungibility.dra_cel import Device
 from gpu_fungibility.node_selection import NodeTaint
 
+from simulator.dra_features import DraFeatures
 from stacks.arguments import pool_specs
 from stacks.config import NodePool, StackConfig
 
@@ -102,11 +103,23 @@ def mig_profiles_by_pool(cfg: StackConfig) -> dict[str, list[str]]:
     return layout
 
 
-class ClusterBuilder:
-    """Builds the nodes of each pool the same way every time."""
+def dynamic_mig_on(cfg: StackConfig) -> bool:
+    """Whether the stack's NVIDIA driver release turns the driver's ``DynamicMIG`` gate on (the chart's
+    ``featureGates`` value; off by default in the pinned driver)."""
+    return dynamic_mig.enabled(cfg.drivers.nvidia_dra.values)
 
-    def __init__(self, cfg: StackConfig):
+
+class ClusterBuilder:
+    """Builds the nodes of each pool the same way every time.
+
+    ``features``: told the counter sets of each node built with the driver's ``DynamicMIG`` gate on, which a
+    node's GPUs then publish as partitionable devices (all MIG profiles at all placements, sharing counters).
+    """
+
+    def __init__(self, cfg: StackConfig, features: DraFeatures | None = None):
         self.cfg = cfg
+        self.features = features
+        self.dynamic_mig = dynamic_mig_on(cfg)
         self.mig = mig_profiles_by_pool(cfg)
         specs = pool_specs(cfg)
         self._labels = {p: dra_wiring.node_labels(cfg.cluster.cloud, specs[p]) for p in cfg.node_pools}
@@ -143,6 +156,13 @@ class ClusterBuilder:
         pool = self.cfg.node_pools[pool_name]
         if not pool.dra:
             return []  # no DRA driver publishes there: the device plugin serves it
+        if self.dynamic_mig and pool.family == "gpu":
+            slices = devices.node_resource_slices(node, pool.accelerator.type, pool.accelerator.count,
+                                                  cluster=self.cfg.cluster.name, dynamic_mig=True)
+            if self.features is not None:
+                self.features.add(slices)
+            return [SimDevice.build(node, s["spec"]["driver"], entry)
+                    for s in slices for entry in s["spec"].get("devices") or ()]
         driver, entries = devices.published(self.cfg.cluster.name, node, pool.accelerator.type,
                                             pool.accelerator.count, self.mig.get(pool_name))
         return [SimDevice.build(node, driver, entry) for entry in entries]

@@ -62,19 +62,24 @@ class DraFeatures:
     @classmethod
     def at(cls, minor: str | tuple[int, int] | None, slices: Iterable[Mapping[str, Any]] = ()) -> DraFeatures:
         """The features of ``minor``'s default gates (None: every gate on), with the counters of ``slices``."""
-        partitionable = dra_feature_enabled("DRAPartitionableDevices", minor)
-        counter_sets: CounterSets = {}
-        device_pools: DevicePools = {}
-        if partitionable:
-            for s in slices:
-                spec = s.get("spec") or {}
-                pool = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
-                for counter_set in spec.get("sharedCounters") or ():
-                    counter_sets.setdefault(pool, {})[str(counter_set.get("name", ""))] = {
-                        str(name): _value(counter) for name, counter in (counter_set.get("counters") or {}).items()}
-                if spec.get("devices"):
-                    device_pools[(pool[0], str(spec.get("nodeName") or pool[1]))] = pool
-        return cls(partitionable, dra_feature_enabled("DRADeviceTaints", minor), counter_sets, device_pools)
+        features = cls(dra_feature_enabled("DRAPartitionableDevices", minor),
+                       dra_feature_enabled("DRADeviceTaints", minor))
+        features.add(slices)
+        return features
+
+    def add(self, slices: Iterable[Mapping[str, Any]]) -> None:
+        """Learn the counter sets of more slices (a node the simulation adds); none where the feature is off,
+        as the API server then drops them."""
+        if not self.partitionable:
+            return
+        for s in slices:
+            spec = s.get("spec") or {}
+            pool = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
+            for counter_set in spec.get("sharedCounters") or ():
+                self.counter_sets.setdefault(pool, {})[str(counter_set.get("name", ""))] = {
+                    str(name): _value(counter) for name, counter in (counter_set.get("counters") or {}).items()}
+            if spec.get("devices"):
+                self.device_pools[(pool[0], str(spec.get("nodeName") or pool[1]))] = pool
 
     def consumption(self, driver: str, uid: str, entry: Mapping[str, Any]) -> dict[tuple, Fraction]:
         """What a device consumes, by (pool, counter set, counter); empty where the feature is off."""

@@ -141,7 +141,7 @@ class Simulation:
         # The default profile's score plugins at the stack's minor (prioritized-list scoring from 1.35).
         self.scoring = scoring.default_profile(cfg.cluster.minor_version)
         self.scores_prioritized_list = self.scoring.scores_prioritized_list
-        self.builder = ClusterBuilder(cfg)
+        self.builder = ClusterBuilder(cfg, self.allocator.features)
         for pool_name, layout in self.builder.mig.items():  # never round an over-full GPU up to one set
             problem = mig_geometry.layout_problem(cfg.node_pools[pool_name].accelerator.type, layout)
             if problem:
