@@ -408,6 +408,26 @@ def mixed_claims(name: str) -> Scenario:
     return sc
 
 
+@gated_case("Dynamic MIG (the NVIDIA driver's DynamicMIG gate, as gpu_fungibility.devices publishes it): one H100's "
+            "slice of counter sets and its 26 devices (the GPU and every profile at every placement); three pods of "
+            "one 3g.40gb or 4g.40gb each: 1.36 places the two 3g.40gb, which hold all eight memory slices, and "
+            "refuses the 4g.40gb; 1.35 drops the counters and places all three, overlapping.")
+def dynamic_mig(name: str) -> Scenario:
+    from gpu_fungibility import devices
+
+    sc = _scenario(name, _pool(name, "p0", "cpu"), family="partitionable")
+    published = devices.node_resource_slices("h100", "nvidia-h100-80gb", 1, cluster=name, dynamic_mig=True)
+    pool = {"name": f"{name}-gpu", "generation": 1, "resourceSliceCount": len(published)}
+    for i, s in enumerate(published):
+        body = {k: v for k, v in s["spec"].items() if k in ("sharedCounters", "devices")}
+        sc.shared_slices.append(_pool_slices(name, f"s{i}", pool=pool, **body))
+    driver = nic_driver(name)
+    _claimed(sc, "g0", [{"name": "mig", "exactly": _exactly(
+        _own_class(sc), 1, f"device.attributes['{driver}'].type == 'mig' && "
+                           f"device.attributes['{driver}'].profile in ['3g.40gb', '4g.40gb']")}], replicas=3)
+    return sc
+
+
 def build(key: str, index: int, cases: dict | None = None) -> Scenario:
     sc = (cases or CASES)[key][1](f"r{index:02d}")
     sc.index = index
@@ -418,8 +438,10 @@ def all_cases(cases: dict | None = None) -> list[tuple[str, Scenario]]:
     return [(key, build(key, i, cases)) for i, key in enumerate(cases or CASES)]
 
 
-def record(directory: Path, minor: str, progress=print, gated: bool = False) -> list[Path]:
-    """Record every case (``gated``: every :data:`GATED_CASES` case, its file named for the minor)."""
+def record(directory: Path, minor: str, progress=print, gated: bool = False,
+           only: list[str] | None = None) -> list[Path]:
+    """Record every case (``gated``: every :data:`GATED_CASES` case, its file named for the minor; ``only``: these
+    cases)."""
     from rehearse import differential
     from rehearse.control_plane import Harness, ensure_built
     from rehearse.simside import simulate
@@ -427,7 +449,7 @@ def record(directory: Path, minor: str, progress=print, gated: bool = False) -> 
     ensure_built(minor, progress=progress)
     written = []
     registry = GATED_CASES if gated else CASES
-    built = all_cases(registry)
+    built = [(key, sc) for key, sc in all_cases(registry) if not only or key in only]
     cases = {sc.name: differential.Case(sc.document(), simulate(sc.document(), kubernetes=minor))
              for _, sc in built}
     with Harness.start(minor) as harness:
@@ -455,8 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minor", default="1.35")
     parser.add_argument("--gated", action="store_true",
                         help="record the cases whose answer depends on the minor's DRA feature gates")
+    parser.add_argument("--case", action="append", help="record only this case (repeatable)")
     args = parser.parse_args(argv)
-    record(args.record, args.minor, gated=args.gated)
+    record(args.record, args.minor, gated=args.gated, only=args.case)
     return 0
 
 

@@ -166,6 +166,16 @@ def test_kube_scheduler_1_36_honours_device_taints_and_1_35_does_not():
         ("g0", "p0", ("gpu-0",)): 1, ("g1", "p0", ("gpu-1",)): 1, ("g2", None, ()): 1, ("g3", None, ()): 1})
 
 
+def test_kube_scheduler_1_36_keeps_dynamic_mig_slices_apart_and_1_35_does_not():
+    # one H100 as the NVIDIA driver publishes it with DynamicMIG (gpu_fungibility.devices), accepted by both API
+    # servers: two 3g.40gb hold all eight memory slices, so 1.36 refuses the 4g.40gb that 1.35 hands out
+    assert _outcomes(_recorded("dynamic_mig", "1.36")) == Counter({
+        ("g0", "p0", ("gpu-0-mig-3g40gb-9-0",)): 1, ("g0", "p0", ("gpu-0-mig-3g40gb-9-4",)): 1, ("g0", None, ()): 1})
+    assert _outcomes(_recorded("dynamic_mig", "1.35")) == Counter({
+        ("g0", "p0", ("gpu-0-mig-3g40gb-9-0",)): 1, ("g0", "p0", ("gpu-0-mig-3g40gb-9-4",)): 1,
+        ("g0", "p0", ("gpu-0-mig-4g40gb-5-0",)): 1})
+
+
 def test_every_gated_case_is_recorded_on_both_minors():
     assert {p.name for p in FIXTURES.glob("reduced-*-v1.3*.json")} == {
         f"reduced-{k.replace('_', '-')}-v{m}.json" for k in reduced.GATED_CASES for m in ("1.35", "1.36")}
