@@ -6,7 +6,7 @@ them), the policy pack (which checks that a claim alternative can match them), `
 read the same devices.
 
 Public entry point for a whole node: :func:`node_resource_slices` ``(node_name, accelerator_type,
-count, *, mig_profiles=None, mig_sets=None, cluster="", generation=1) -> list[dict]`` returns the
+count, *, mig_profiles=None, mig_sets=None, cluster="", generation=1, dynamic_mig=False) -> list[dict]`` returns the
 complete ``resource.k8s.io/v1`` ResourceSlice objects the pinned driver publishes for one node of a
 pool. :func:`published` returns only the ``(driver, spec.devices)`` of the same node.
 
