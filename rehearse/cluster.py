@@ -136,7 +136,8 @@ class NodeFactory:
         whole = getattr(devices, "node_resource_slices", None)
         if spec.dra and whole is not None:
             return whole(sim.name, spec.accelerator.type, spec.accelerator.count,
-                         mig_profiles=self.builder.mig.get(pool), cluster=self.cfg.cluster.name)
+                         mig_profiles=self.builder.mig.get(pool), cluster=self.cfg.cluster.name,
+                         dynamic_mig=spec.family == "gpu" and self.builder.dynamic_mig)
         found = resource_slice(sim)
         return [found] if found else []
 

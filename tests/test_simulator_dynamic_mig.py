@@ -72,3 +72,13 @@ def test_before_1_36_the_counters_are_dropped_and_overlapping_slices_are_handed_
     placed = simulate(_cfg("1.35"), _objects("3g.40gb,4g.40gb", 3)).of("app")
     assert [r.status for r in placed] == [SCHEDULED] * 3
     assert placed[2].devices == ("gpu-0-mig-4g40gb-5-0",)
+
+
+def test_the_rehearsal_publishes_the_same_dynamic_slices_as_the_simulator():
+    from rehearse.cluster import NodeFactory
+
+    planned = NodeFactory(_cfg("1.36")).node("h100", 0)
+    published = [entry for s in planned.resource_slices for entry in s["spec"].get("devices") or ()]
+    assert len(published) == 26
+    assert any(s["spec"].get("sharedCounters") for s in planned.resource_slices)
+    assert [d["name"] for d in published] == [d.entry["name"] for d in planned.sim.devices]
