@@ -132,10 +132,9 @@ def shared_claim(name: str) -> Scenario:
     return sc
 
 
-@case("Devices of a ResourceSlice with allNodes serve every node, once: three NICs for four pods of one each, "
-      "across two nodes; a claim of them shared by two pods holds one NIC.")
-def all_nodes_slice(name: str) -> Scenario:
-    sc = _scenario(name, _pool(name, "p0", "cpu", nodes=2), family="network-slices")
+def _shared_nic_claim(sc: Scenario, name: str) -> str:
+    """Three NICs in one allNodes ResourceSlice, their device class, and one ResourceClaim of one NIC that pods
+    share; returns the claim's name."""
     sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                              "metadata": {"name": f"{name}-nic0"},
                              "spec": {"driver": nic_driver(name), "allNodes": True, "devices": nic_devices("nic0", 3, _Fixed()),
@@ -146,6 +145,15 @@ def all_nodes_slice(name: str) -> Scenario:
     sc.claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                       "metadata": {"name": claim, "namespace": gen.NAMESPACE},
                       "spec": {"devices": {"requests": [{"name": "nic", "exactly": _exactly(nic)}]}}})
+    return claim
+
+
+@case("Devices of a ResourceSlice with allNodes serve every node, once: three NICs for four pods of one each, "
+      "across two nodes; a claim of them shared by two pods holds one NIC.")
+def all_nodes_slice(name: str) -> Scenario:
+    sc = _scenario(name, _pool(name, "p0", "cpu", nodes=2), family="network-slices")
+    claim = _shared_nic_claim(sc, name)
+    nic = f"{name}-nic"
     sc.groups.append(Group(f"{name}-g0", "Pod", 2, _pod(name, resourceClaims=[{"name": "c0",
                                                                                   "resourceClaimName": claim}]), []))
     _claimed(sc, "g1", [{"name": "nic", "exactly": _exactly(nic)}], replicas=3)
@@ -388,16 +396,8 @@ def balance_change(name: str) -> Scenario:
             "on the node its preferred affinity names.")
 def mixed_claims(name: str) -> Scenario:
     sc = _scenario(name, _pool(name, "p0", "cpu"), _pool(name, "p1", "cpu"), family="shared-claim")
-    sc.shared_slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                             "metadata": {"name": f"{name}-nic0"},
-                             "spec": {"driver": nic_driver(name), "allNodes": True, "devices": nic_devices("nic0", 3, _Fixed()),
-                                      "pool": {"name": f"{name}-nic0", "generation": 1, "resourceSliceCount": 1}}})
+    claim = _shared_nic_claim(sc, name)
     nic = f"{name}-nic"
-    sc.device_classes.append(gen.device_class(nic, [device_selectors.driver_is(nic_driver(name))]))
-    claim = f"{name}-shared"
-    sc.claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                      "metadata": {"name": claim, "namespace": gen.NAMESPACE},
-                      "spec": {"devices": {"requests": [{"name": "nic", "exactly": _exactly(nic)}]}}})
     first = _pod(name, resourceClaims=[{"name": "c0", "resourceClaimName": claim}])
     first["nodeSelector"][POOL_LABEL] = "p0"
     sc.groups.append(Group(f"{name}-g0", "Pod", 1, first, []))
